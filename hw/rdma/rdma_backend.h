@@ -1,0 +1,58 @@
+/*
+ * RDMA device core: the backend interface.
+ *
+ * A backend executes verbs for the objects the core has validated.  The
+ * core calls create_* only after every check passed and destroy_* for every
+ * object it created, also on device reset and unplug, so a backend never
+ * sees a half-validated object and never leaks one.  Each op returns 0 or a
+ * negative errno that the front-end turns into an error status.
+ *
+ *   soft     built-in software engine (hw/rdma/soft), the default
+ *   ibverbs  host RDMA device (a later addition; selected by ibdev=)
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+
+#ifndef HW_RDMA_RDMA_BACKEND_H
+#define HW_RDMA_RDMA_BACKEND_H
+
+#include "rdma_rm.h"
+
+typedef struct RdmaPortAttr {
+    bool active;
+    uint8_t max_mtu;                /* IB MTU enum */
+    uint8_t active_mtu;
+    uint32_t max_msg_sz;
+    uint8_t active_width;           /* IB width enum */
+    uint8_t active_speed;           /* IB speed enum */
+} RdmaPortAttr;
+
+typedef struct RdmaBackendOps {
+    const char *name;
+    /* Clamp the device limits to what the backend supports. */
+    void (*limits)(RdmaBackend *be, RdmaDevLimits *limits);
+    void (*query_port)(RdmaBackend *be, RdmaPortAttr *attr);
+    int (*create_cq)(RdmaBackend *be, RdmaCq *cq);
+    void (*destroy_cq)(RdmaBackend *be, RdmaCq *cq);
+    int (*create_qp)(RdmaBackend *be, RdmaQp *qp);
+    int (*modify_qp)(RdmaBackend *be, RdmaQp *qp, uint32_t mask,
+                     const RdmaQpAttr *attr);
+    void (*destroy_qp)(RdmaBackend *be, RdmaQp *qp);
+    int (*create_srq)(RdmaBackend *be, RdmaSrq *srq);
+    int (*modify_srq)(RdmaBackend *be, RdmaSrq *srq);
+    void (*destroy_srq)(RdmaBackend *be, RdmaSrq *srq);
+    int (*create_mr)(RdmaBackend *be, RdmaMr *mr);
+    void (*destroy_mr)(RdmaBackend *be, RdmaMr *mr);
+    int (*add_gid)(RdmaBackend *be, uint32_t index, const RdmaGid *gid);
+    void (*del_gid)(RdmaBackend *be, uint32_t index, const RdmaGid *gid);
+    void (*destroy)(RdmaBackend *be);
+} RdmaBackendOps;
+
+struct RdmaBackend {
+    const RdmaBackendOps *ops;
+    RdmaResources *rm;
+};
+
+RdmaBackend *rdma_soft_backend_new(RdmaResources *rm, Error **errp);
+
+#endif

@@ -1,0 +1,1124 @@
+/*
+ * RDMA device core: resources, handles, lifetime and the IB rules.
+ *
+ * Every function validates all its inputs before it changes anything
+ * (validate, then apply); a failure is logged once as a guest error with
+ * the reason and returned as a negative errno.
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+
+#include "qemu/osdep.h"
+#include "qemu/log.h"
+#include "qapi/error.h"
+#include "rdma_rm.h"
+#include "rdma_backend.h"
+#include "trace.h"
+
+#define rdma_rm_reject(op, err, why) ({                                  \
+    qemu_log_mask(LOG_GUEST_ERROR, "rdma: %s: %s\n", (op), (why));       \
+    trace_rdma_rm_reject((op), (why));                                   \
+    (err);                                                               \
+})
+
+static const char *const rdma_res_names[RDMA_RES_MAX] = {
+    [RDMA_RES_UC] = "uc", [RDMA_RES_PD] = "pd", [RDMA_RES_CQ] = "cq",
+    [RDMA_RES_QP] = "qp", [RDMA_RES_SRQ] = "srq", [RDMA_RES_MR] = "mr",
+};
+
+/* Handle tables */
+
+static bool rdma_table_init(RdmaTable *t, uint32_t size, uint32_t first)
+{
+    t->slots = g_try_new0(void *, size);
+    t->size = size;
+    t->first = first;
+    t->used = 0;
+    return t->slots != NULL;
+}
+
+/* Lowest free handle, or -ENOMEM when the table is full. */
+static int64_t rdma_table_find_free(RdmaTable *t)
+{
+    uint32_t h;
+
+    for (h = t->first; h < t->size; h++) {
+        if (!t->slots[h]) {
+            return h;
+        }
+    }
+    return -ENOMEM;
+}
+
+static void rdma_table_set(RdmaTable *t, uint32_t h, void *obj)
+{
+    assert(h < t->size && !t->slots[h] && obj);
+    t->slots[h] = obj;
+    t->used++;
+}
+
+static void rdma_table_clear(RdmaTable *t, uint32_t h)
+{
+    assert(h < t->size && t->slots[h]);
+    t->slots[h] = NULL;
+    t->used--;
+}
+
+void *rdma_rm_get(RdmaResources *rm, RdmaResType type, uint32_t handle)
+{
+    RdmaTable *t = &rm->tables[type];
+
+    if (handle < t->first || handle >= t->size) {
+        trace_rdma_rm_bad_handle(rdma_res_names[type], handle);
+        return NULL;
+    }
+    if (!t->slots[handle]) {
+        trace_rdma_rm_bad_handle(rdma_res_names[type], handle);
+    }
+    return t->slots[handle];
+}
+
+uint32_t rdma_rm_count(RdmaResources *rm, RdmaResType type)
+{
+    return rm->tables[type].used;
+}
+
+bool rdma_rm_init(RdmaResources *rm, PCIDevice *pdev, RdmaBackend *be,
+                  const RdmaDevLimits *limits, Error **errp)
+{
+    /*
+     * Handle 0 is never handed out: the guest uses context 0 for its
+     * kernel and QPN 0 is the SMI QP, which RoCE does not have.  QP
+     * handles double as QP numbers (see rdma_rm_create_qp).
+     */
+    const uint32_t sizes[RDMA_RES_MAX] = {
+        [RDMA_RES_UC] = limits->max_uc, [RDMA_RES_PD] = limits->max_pd,
+        [RDMA_RES_CQ] = limits->max_cq, [RDMA_RES_QP] = limits->max_qp,
+        [RDMA_RES_SRQ] = limits->max_srq, [RDMA_RES_MR] = limits->max_mr,
+    };
+    int i;
+
+    memset(rm, 0, sizeof(*rm));
+    rm->limits = *limits;
+    rm->backend = be;
+    rm->pdev = pdev;
+    for (i = 0; i < RDMA_RES_MAX; i++) {
+        uint32_t first = i == RDMA_RES_QP ? RDMA_FIRST_QPN : 1;
+
+        if (!rdma_table_init(&rm->tables[i], MAX(sizes[i], first), first)) {
+            error_setg(errp, "cannot allocate the %s table",
+                       rdma_res_names[i]);
+            rdma_rm_fini(rm);
+            return false;
+        }
+    }
+    rm->gids = g_new0(RdmaGid, limits->gid_tbl_len);
+    return true;
+}
+
+void rdma_rm_fini(RdmaResources *rm)
+{
+    int i;
+
+    rdma_rm_reset(rm);
+    for (i = 0; i < RDMA_RES_MAX; i++) {
+        g_free(rm->tables[i].slots);
+        rm->tables[i].slots = NULL;
+        rm->tables[i].size = 0;
+    }
+    g_free(rm->gids);
+    rm->gids = NULL;
+}
+
+/* Forced teardown of one object, whatever references it still has. */
+static void rdma_rm_free_qp(RdmaResources *rm, RdmaQp *qp);
+static void rdma_rm_free_srq(RdmaResources *rm, RdmaSrq *srq);
+static void rdma_rm_free_mr(RdmaResources *rm, RdmaMr *mr);
+static void rdma_rm_free_cq(RdmaResources *rm, RdmaCq *cq);
+
+void rdma_rm_reset(RdmaResources *rm)
+{
+    RdmaTable *t;
+    uint32_t h, i;
+
+    /* Users before what they use: QPs, SRQs, MRs, CQs, PDs, contexts. */
+    static const RdmaResType order[] = {
+        RDMA_RES_QP, RDMA_RES_SRQ, RDMA_RES_MR, RDMA_RES_CQ, RDMA_RES_PD,
+        RDMA_RES_UC,
+    };
+
+    for (i = 0; i < ARRAY_SIZE(order); i++) {
+        t = &rm->tables[order[i]];
+        for (h = 0; t->slots && h < t->size; h++) {
+            void *obj = t->slots[h];
+
+            if (!obj) {
+                continue;
+            }
+            switch (order[i]) {
+            case RDMA_RES_QP:
+                rdma_rm_free_qp(rm, obj);
+                break;
+            case RDMA_RES_SRQ:
+                rdma_rm_free_srq(rm, obj);
+                break;
+            case RDMA_RES_MR:
+                rdma_rm_free_mr(rm, obj);
+                break;
+            case RDMA_RES_CQ:
+                rdma_rm_free_cq(rm, obj);
+                break;
+            default:
+                rdma_table_clear(t, h);
+                g_free(obj);
+                break;
+            }
+        }
+    }
+    for (i = 0; rm->gids && i < rm->limits.gid_tbl_len; i++) {
+        if (rm->gids[i].valid) {
+            rm->backend->ops->del_gid(rm->backend, i, &rm->gids[i]);
+            rm->gids[i].valid = false;
+        }
+    }
+    rm->mr_pages_total = 0;
+}
+
+/* User contexts */
+
+int rdma_rm_alloc_uc(RdmaResources *rm, uint32_t uar_index, uint32_t *handle)
+{
+    RdmaTable *t = &rm->tables[RDMA_RES_UC];
+    int64_t h = rdma_table_find_free(t);
+    RdmaUc *uc;
+
+    if (h < 0) {
+        return rdma_rm_reject("create_uc", -ENOMEM, "no free context");
+    }
+    uc = g_new0(RdmaUc, 1);
+    uc->handle = h;
+    uc->uar_index = uar_index;
+    rdma_table_set(t, h, uc);
+    *handle = h;
+    return 0;
+}
+
+int rdma_rm_dealloc_uc(RdmaResources *rm, uint32_t handle)
+{
+    RdmaUc *uc = rdma_rm_get(rm, RDMA_RES_UC, handle);
+
+    if (!uc) {
+        return rdma_rm_reject("destroy_uc", -EINVAL, "invalid context");
+    }
+    if (uc->refs) {
+        return rdma_rm_reject("destroy_uc", -EBUSY, "context in use");
+    }
+    rdma_table_clear(&rm->tables[RDMA_RES_UC], handle);
+    g_free(uc);
+    return 0;
+}
+
+/* Context 0 is the guest kernel; any other must exist. */
+static bool rdma_rm_ctx_ok(RdmaResources *rm, uint32_t ctx_handle)
+{
+    return ctx_handle == 0 || rdma_rm_get(rm, RDMA_RES_UC, ctx_handle);
+}
+
+static void rdma_rm_ctx_ref(RdmaResources *rm, uint32_t ctx_handle, int d)
+{
+    RdmaUc *uc = ctx_handle ? rdma_rm_get(rm, RDMA_RES_UC, ctx_handle) : NULL;
+
+    if (uc) {
+        uc->refs += d;
+    }
+}
+
+/* Protection domains */
+
+int rdma_rm_alloc_pd(RdmaResources *rm, uint32_t ctx_handle, uint32_t *handle)
+{
+    RdmaTable *t = &rm->tables[RDMA_RES_PD];
+    int64_t h;
+    RdmaPd *pd;
+
+    if (!rdma_rm_ctx_ok(rm, ctx_handle)) {
+        return rdma_rm_reject("create_pd", -EINVAL, "invalid context");
+    }
+    h = rdma_table_find_free(t);
+    if (h < 0) {
+        return rdma_rm_reject("create_pd", -ENOMEM, "no free PD");
+    }
+    pd = g_new0(RdmaPd, 1);
+    pd->handle = h;
+    pd->ctx_handle = ctx_handle;
+    rdma_rm_ctx_ref(rm, ctx_handle, 1);
+    rdma_table_set(t, h, pd);
+    *handle = h;
+    return 0;
+}
+
+int rdma_rm_dealloc_pd(RdmaResources *rm, uint32_t handle)
+{
+    RdmaPd *pd = rdma_rm_get(rm, RDMA_RES_PD, handle);
+
+    if (!pd) {
+        return rdma_rm_reject("destroy_pd", -EINVAL, "invalid PD");
+    }
+    if (pd->refs) {
+        return rdma_rm_reject("destroy_pd", -EBUSY, "PD in use");
+    }
+    rdma_rm_ctx_ref(rm, pd->ctx_handle, -1);
+    rdma_table_clear(&rm->tables[RDMA_RES_PD], handle);
+    g_free(pd);
+    return 0;
+}
+
+static void rdma_rm_pd_ref(RdmaResources *rm, uint32_t pd_handle, int d)
+{
+    RdmaPd *pd = rdma_rm_get(rm, RDMA_RES_PD, pd_handle);
+
+    if (pd) {
+        pd->refs += d;
+    }
+}
+
+/* Completion queues */
+
+int rdma_rm_create_cq(RdmaResources *rm, const RdmaCqReq *req, RdmaCq **out)
+{
+    const RdmaDevLimits *l = &rm->limits;
+    RdmaTable *t = &rm->tables[RDMA_RES_CQ];
+    const char *why;
+    RdmaCq *cq;
+    int64_t h;
+    int ret;
+
+    if (!rdma_rm_ctx_ok(rm, req->ctx_handle)) {
+        return rdma_rm_reject("create_cq", -EINVAL, "invalid context");
+    }
+    if (!rdma_is_pow2(req->cqe) || req->cqe > l->max_cqe) {
+        return rdma_rm_reject("create_cq", -EINVAL,
+                              "entries not a power of two within max_cqe");
+    }
+    /* Page 0 is the ring state; the entries must fit in the others. */
+    if (req->nchunks < 2 || req->nchunks > l->max_ring_pages) {
+        return rdma_rm_reject("create_cq", -EINVAL, "page count out of range");
+    }
+    if ((uint64_t)req->cqe * 64 > (uint64_t)(req->nchunks - 1) *
+                                  RDMA_PAGE_SIZE) {
+        return rdma_rm_reject("create_cq", -EINVAL,
+                              "entries do not fit in the pages");
+    }
+    h = rdma_table_find_free(t);
+    if (h < 0) {
+        return rdma_rm_reject("create_cq", -ENOMEM, "no free CQ");
+    }
+    cq = g_new0(RdmaCq, 1);
+    if (!rdma_pdir_load(rm->pdev, req->pdir, req->nchunks, l->max_ring_pages,
+                        &cq->ring, &why)) {
+        g_free(cq);
+        return rdma_rm_reject("create_cq", -EINVAL, why);
+    }
+    cq->handle = h;
+    cq->ctx_handle = req->ctx_handle;
+    cq->cqe = req->cqe;
+    ret = rm->backend->ops->create_cq(rm->backend, cq);
+    if (ret < 0) {
+        rdma_page_list_free(&cq->ring);
+        g_free(cq);
+        return rdma_rm_reject("create_cq", ret, "backend refused the CQ");
+    }
+    rdma_rm_ctx_ref(rm, cq->ctx_handle, 1);
+    rdma_table_set(t, h, cq);
+    *out = cq;
+    return 0;
+}
+
+static void rdma_rm_free_cq(RdmaResources *rm, RdmaCq *cq)
+{
+    rm->backend->ops->destroy_cq(rm->backend, cq);
+    rdma_rm_ctx_ref(rm, cq->ctx_handle, -1);
+    rdma_table_clear(&rm->tables[RDMA_RES_CQ], cq->handle);
+    rdma_page_list_free(&cq->ring);
+    g_free(cq);
+}
+
+int rdma_rm_destroy_cq(RdmaResources *rm, uint32_t handle)
+{
+    RdmaCq *cq = rdma_rm_get(rm, RDMA_RES_CQ, handle);
+
+    if (!cq) {
+        return rdma_rm_reject("destroy_cq", -EINVAL, "invalid CQ");
+    }
+    if (cq->refs) {
+        return rdma_rm_reject("destroy_cq", -EBUSY, "CQ used by a QP");
+    }
+    rdma_rm_free_cq(rm, cq);
+    return 0;
+}
+
+/* Shared receive queues */
+
+/* Bytes of one WQE with @nsge scatter entries, rounded as the guest does. */
+static uint64_t rdma_wqe_size(uint32_t hdr, uint32_t sge_size, uint32_t nsge)
+{
+    return pow2ceil((uint64_t)hdr + (uint64_t)sge_size * MAX(nsge, 1));
+}
+
+int rdma_rm_create_srq(RdmaResources *rm, const RdmaSrqReq *req,
+                       RdmaSrq **out)
+{
+    const RdmaDevLimits *l = &rm->limits;
+    RdmaTable *t = &rm->tables[RDMA_RES_SRQ];
+    RdmaPd *pd = rdma_rm_get(rm, RDMA_RES_PD, req->pd_handle);
+    uint32_t max_wr;
+    const char *why;
+    RdmaSrq *srq;
+    int64_t h;
+    int ret;
+
+    if (!l->max_srq) {
+        return rdma_rm_reject("create_srq", -EOPNOTSUPP, "SRQs disabled");
+    }
+    if (!pd) {
+        return rdma_rm_reject("create_srq", -EINVAL, "invalid PD");
+    }
+    if (req->srq_type != 0) {
+        return rdma_rm_reject("create_srq", -EOPNOTSUPP,
+                              "only basic SRQs are supported");
+    }
+    if (req->max_wr == 0 || req->max_wr > l->max_srq_wr ||
+        req->max_sge == 0 || req->max_sge > l->max_srq_sge) {
+        return rdma_rm_reject("create_srq", -EINVAL,
+                              "max_wr/max_sge out of range");
+    }
+    max_wr = pow2ceil(req->max_wr);
+    if (req->srq_limit > max_wr) {
+        return rdma_rm_reject("create_srq", -EINVAL, "limit above max_wr");
+    }
+    if (req->nchunks < 2 || req->nchunks > l->max_ring_pages) {
+        return rdma_rm_reject("create_srq", -EINVAL,
+                              "page count out of range");
+    }
+    if (max_wr * rdma_wqe_size(req->wqe_hdr, req->sge_size, req->max_sge) >
+        (uint64_t)(req->nchunks - 1) * RDMA_PAGE_SIZE) {
+        return rdma_rm_reject("create_srq", -EINVAL,
+                              "ring does not fit in the pages");
+    }
+    h = rdma_table_find_free(t);
+    if (h < 0) {
+        return rdma_rm_reject("create_srq", -ENOMEM, "no free SRQ");
+    }
+    srq = g_new0(RdmaSrq, 1);
+    if (!rdma_pdir_load(rm->pdev, req->pdir, req->nchunks, l->max_ring_pages,
+                        &srq->ring, &why)) {
+        g_free(srq);
+        return rdma_rm_reject("create_srq", -EINVAL, why);
+    }
+    srq->handle = h;
+    srq->pd_handle = req->pd_handle;
+    srq->max_wr = max_wr;
+    srq->max_sge = req->max_sge;
+    srq->srq_limit = req->srq_limit;
+    ret = rm->backend->ops->create_srq(rm->backend, srq);
+    if (ret < 0) {
+        rdma_page_list_free(&srq->ring);
+        g_free(srq);
+        return rdma_rm_reject("create_srq", ret, "backend refused the SRQ");
+    }
+    pd->refs++;
+    rdma_table_set(t, h, srq);
+    *out = srq;
+    return 0;
+}
+
+int rdma_rm_modify_srq(RdmaResources *rm, uint32_t handle, uint32_t mask,
+                       uint32_t max_wr, uint32_t srq_limit)
+{
+    RdmaSrq *srq = rdma_rm_get(rm, RDMA_RES_SRQ, handle);
+    const uint32_t srq_max_wr = 1u << 0, srq_limit_bit = 1u << 1;
+
+    if (!srq) {
+        return rdma_rm_reject("modify_srq", -EINVAL, "invalid SRQ");
+    }
+    if (mask & ~(srq_max_wr | srq_limit_bit)) {
+        return rdma_rm_reject("modify_srq", -EINVAL, "unknown mask bits");
+    }
+    if (mask & srq_max_wr) {
+        return rdma_rm_reject("modify_srq", -EOPNOTSUPP,
+                              "SRQ resize is not supported");
+    }
+    if ((mask & srq_limit_bit) && srq_limit > srq->max_wr) {
+        return rdma_rm_reject("modify_srq", -EINVAL, "limit above max_wr");
+    }
+    if (mask & srq_limit_bit) {
+        srq->srq_limit = srq_limit;
+    }
+    return rm->backend->ops->modify_srq(rm->backend, srq);
+}
+
+static void rdma_rm_free_srq(RdmaResources *rm, RdmaSrq *srq)
+{
+    rm->backend->ops->destroy_srq(rm->backend, srq);
+    rdma_rm_pd_ref(rm, srq->pd_handle, -1);
+    rdma_table_clear(&rm->tables[RDMA_RES_SRQ], srq->handle);
+    rdma_page_list_free(&srq->ring);
+    g_free(srq);
+}
+
+int rdma_rm_destroy_srq(RdmaResources *rm, uint32_t handle)
+{
+    RdmaSrq *srq = rdma_rm_get(rm, RDMA_RES_SRQ, handle);
+
+    if (!srq) {
+        return rdma_rm_reject("destroy_srq", -EINVAL, "invalid SRQ");
+    }
+    if (srq->refs) {
+        return rdma_rm_reject("destroy_srq", -EBUSY, "SRQ used by a QP");
+    }
+    rdma_rm_free_srq(rm, srq);
+    return 0;
+}
+
+/* Memory regions */
+
+/* Keys carry the handle in the upper 24 bits; never 0. */
+static uint32_t rdma_mr_key(uint32_t handle)
+{
+    return handle << 8;
+}
+
+static int rdma_rm_check_mr(RdmaResources *rm, const RdmaMrReq *req)
+{
+    const RdmaDevLimits *l = &rm->limits;
+    uint64_t span;
+
+    if (req->access & ~RDMA_MR_ACCESS_ALL) {
+        return rdma_rm_reject("create_mr", -EINVAL, "unknown access flags");
+    }
+    /* IB: remote write and atomics need local write. */
+    if ((req->access & (RDMA_ACCESS_REMOTE_WRITE |
+                        RDMA_ACCESS_REMOTE_ATOMIC)) &&
+        !(req->access & RDMA_ACCESS_LOCAL_WRITE)) {
+        return rdma_rm_reject("create_mr", -EINVAL,
+                              "remote write/atomic without local write");
+    }
+    switch (req->kind) {
+    case RDMA_MR_DMA:
+        return 0;
+    case RDMA_MR_FRMR:
+        if (req->nchunks == 0 || req->nchunks > l->max_fast_reg_pages) {
+            return rdma_rm_reject("create_mr", -EINVAL,
+                                  "fast-register page count out of range");
+        }
+        return 0;
+    case RDMA_MR_USER:
+        break;
+    }
+    if (req->length == 0 || req->length > l->max_mr_size) {
+        return rdma_rm_reject("create_mr", -EINVAL, "length out of range");
+    }
+    if (req->start + req->length < req->start) {
+        return rdma_rm_reject("create_mr", -EINVAL, "region wraps around");
+    }
+    /* The page list must cover exactly [start, start + length). */
+    span = DIV_ROUND_UP((req->start & (RDMA_PAGE_SIZE - 1)) + req->length,
+                        RDMA_PAGE_SIZE);
+    if (req->nchunks != span) {
+        return rdma_rm_reject("create_mr", -EINVAL,
+                              "page count does not match the length");
+    }
+    if (rm->mr_pages_total + req->nchunks > l->max_mr_pages_total) {
+        return rdma_rm_reject("create_mr", -ENOMEM,
+                              "device-wide registration limit reached");
+    }
+    return 0;
+}
+
+int rdma_rm_create_mr(RdmaResources *rm, const RdmaMrReq *req, RdmaMr **out)
+{
+    RdmaTable *t = &rm->tables[RDMA_RES_MR];
+    RdmaPd *pd = rdma_rm_get(rm, RDMA_RES_PD, req->pd_handle);
+    const char *why;
+    RdmaMr *mr;
+    int64_t h;
+    int ret;
+
+    if (!pd) {
+        return rdma_rm_reject("create_mr", -EINVAL, "invalid PD");
+    }
+    ret = rdma_rm_check_mr(rm, req);
+    if (ret < 0) {
+        return ret;
+    }
+    h = rdma_table_find_free(t);
+    if (h < 0) {
+        return rdma_rm_reject("create_mr", -ENOMEM, "no free MR");
+    }
+    mr = g_new0(RdmaMr, 1);
+    if (req->kind == RDMA_MR_USER &&
+        !rdma_pdir_load(rm->pdev, req->pdir, req->nchunks,
+                        RDMA_PDIR_ENTRIES * RDMA_PDIR_ENTRIES, &mr->pages,
+                        &why)) {
+        g_free(mr);
+        return rdma_rm_reject("create_mr", -EINVAL, why);
+    }
+    mr->handle = h;
+    mr->pd_handle = req->pd_handle;
+    mr->kind = req->kind;
+    mr->access = req->access;
+    mr->iova = req->kind == RDMA_MR_USER ? req->start : 0;
+    mr->length = req->kind == RDMA_MR_USER ? req->length : 0;
+    mr->max_pages = req->kind == RDMA_MR_FRMR ? req->nchunks : 0;
+    mr->lkey = mr->rkey = rdma_mr_key(h);
+    ret = rm->backend->ops->create_mr(rm->backend, mr);
+    if (ret < 0) {
+        rdma_page_list_free(&mr->pages);
+        g_free(mr);
+        return rdma_rm_reject("create_mr", ret, "backend refused the MR");
+    }
+    rm->mr_pages_total += mr->pages.npages;
+    pd->refs++;
+    rdma_table_set(t, h, mr);
+    *out = mr;
+    return 0;
+}
+
+static void rdma_rm_free_mr(RdmaResources *rm, RdmaMr *mr)
+{
+    rm->backend->ops->destroy_mr(rm->backend, mr);
+    rm->mr_pages_total -= mr->pages.npages;
+    rdma_rm_pd_ref(rm, mr->pd_handle, -1);
+    rdma_table_clear(&rm->tables[RDMA_RES_MR], mr->handle);
+    rdma_page_list_free(&mr->pages);
+    g_free(mr);
+}
+
+int rdma_rm_destroy_mr(RdmaResources *rm, uint32_t handle)
+{
+    RdmaMr *mr = rdma_rm_get(rm, RDMA_RES_MR, handle);
+
+    if (!mr) {
+        return rdma_rm_reject("destroy_mr", -EINVAL, "invalid MR");
+    }
+    rdma_rm_free_mr(rm, mr);
+    return 0;
+}
+
+/* Queue pairs */
+
+static int rdma_rm_check_qp_objects(RdmaResources *rm, const RdmaQpReq *req)
+{
+    RdmaPd *pd = rdma_rm_get(rm, RDMA_RES_PD, req->pd_handle);
+    RdmaCq *scq = rdma_rm_get(rm, RDMA_RES_CQ, req->send_cq_handle);
+    RdmaCq *rcq = rdma_rm_get(rm, RDMA_RES_CQ, req->recv_cq_handle);
+
+    if (!pd) {
+        return rdma_rm_reject("create_qp", -EINVAL, "invalid PD");
+    }
+    if (!scq || !rcq) {
+        return rdma_rm_reject("create_qp", -EINVAL, "invalid CQ");
+    }
+    /* A process may only use its own objects. */
+    if (scq->ctx_handle != pd->ctx_handle ||
+        rcq->ctx_handle != pd->ctx_handle) {
+        return rdma_rm_reject("create_qp", -EINVAL,
+                              "CQ of another context");
+    }
+    if (req->is_srq) {
+        RdmaSrq *srq = rdma_rm_get(rm, RDMA_RES_SRQ, req->srq_handle);
+        RdmaPd *srq_pd = srq ? rdma_rm_get(rm, RDMA_RES_PD, srq->pd_handle)
+                             : NULL;
+
+        if (!srq || !srq_pd) {
+            return rdma_rm_reject("create_qp", -EINVAL, "invalid SRQ");
+        }
+        if (srq_pd->ctx_handle != pd->ctx_handle) {
+            return rdma_rm_reject("create_qp", -EINVAL,
+                                  "SRQ of another context");
+        }
+    }
+    return 0;
+}
+
+static int rdma_rm_check_qp_sizes(RdmaResources *rm, const RdmaQpReq *req)
+{
+    const RdmaDevLimits *l = &rm->limits;
+    uint64_t send_bytes, recv_bytes;
+    uint32_t recv_chunks;
+
+    if (req->max_send_wr > l->max_qp_wr || req->max_send_sge > l->max_sge ||
+        (!req->is_srq && (req->max_recv_wr > l->max_qp_wr ||
+                          req->max_recv_sge > l->max_sge))) {
+        return rdma_rm_reject("create_qp", -EINVAL,
+                              "queue sizes above the device limits");
+    }
+    if (req->max_inline_data > RDMA_PAGE_SIZE) {
+        return rdma_rm_reject("create_qp", -EINVAL, "max_inline_data too big");
+    }
+    if (req->access_flags & ~RDMA_QP_ACCESS_ALL) {
+        return rdma_rm_reject("create_qp", -EINVAL, "unknown access flags");
+    }
+    /* Pages: one ring-state page, then send pages, then receive pages. */
+    if (req->total_chunks > l->max_ring_pages || req->send_chunks == 0 ||
+        req->send_chunks >= req->total_chunks) {
+        return rdma_rm_reject("create_qp", -EINVAL, "page counts invalid");
+    }
+    recv_chunks = req->total_chunks - 1 - req->send_chunks;
+    send_bytes = pow2ceil(MAX(req->max_send_wr, 1)) *
+                 rdma_wqe_size(req->send_wqe_hdr, req->sge_size,
+                               req->max_send_sge);
+    if (send_bytes > (uint64_t)req->send_chunks * RDMA_PAGE_SIZE) {
+        return rdma_rm_reject("create_qp", -EINVAL,
+                              "send ring does not fit in its pages");
+    }
+    if (!req->is_srq) {
+        recv_bytes = pow2ceil(MAX(req->max_recv_wr, 1)) *
+                     rdma_wqe_size(req->recv_wqe_hdr, req->sge_size,
+                                   req->max_recv_sge);
+        if (recv_bytes > (uint64_t)recv_chunks * RDMA_PAGE_SIZE) {
+            return rdma_rm_reject("create_qp", -EINVAL,
+                                  "receive ring does not fit in its pages");
+        }
+    }
+    return 0;
+}
+
+int rdma_rm_create_qp(RdmaResources *rm, const RdmaQpReq *req, RdmaQp **out)
+{
+    RdmaTable *t = &rm->tables[RDMA_RES_QP];
+    const char *why;
+    RdmaQp *qp;
+    int64_t h;
+    int ret;
+
+    if (req->type != RDMA_QPT_RC && req->type != RDMA_QPT_UD &&
+        req->type != RDMA_QPT_GSI) {
+        return rdma_rm_reject("create_qp", -EOPNOTSUPP,
+                              "QP type not supported (RC, UD, GSI only)");
+    }
+    ret = rdma_rm_check_qp_objects(rm, req);
+    if (ret == 0) {
+        ret = rdma_rm_check_qp_sizes(rm, req);
+    }
+    if (ret < 0) {
+        return ret;
+    }
+    /*
+     * The QP handle is also the QP number: drivers older than
+     * version 20 use the number as handle, and QPN 1 is the GSI QP.
+     */
+    if (req->type == RDMA_QPT_GSI) {
+        if (t->slots[RDMA_GSI_QPN]) {
+            return rdma_rm_reject("create_qp", -EBUSY,
+                                  "the GSI QP exists already");
+        }
+        h = RDMA_GSI_QPN;
+    } else {
+        h = rdma_table_find_free(t);
+        if (h < 0) {
+            return rdma_rm_reject("create_qp", -ENOMEM, "no free QP");
+        }
+    }
+    qp = g_new0(RdmaQp, 1);
+    if (!rdma_pdir_load(rm->pdev, req->pdir, req->total_chunks,
+                        rm->limits.max_ring_pages, &qp->ring, &why)) {
+        g_free(qp);
+        return rdma_rm_reject("create_qp", -EINVAL, why);
+    }
+    qp->handle = h;
+    qp->qpn = h;
+    qp->type = req->type;
+    qp->pd_handle = req->pd_handle;
+    qp->send_cq_handle = req->send_cq_handle;
+    qp->recv_cq_handle = req->recv_cq_handle;
+    qp->is_srq = req->is_srq;
+    qp->srq_handle = req->is_srq ? req->srq_handle : 0;
+    qp->sq_sig_all = req->sq_sig_all;
+    qp->send_pages = req->send_chunks;
+    qp->cap.max_send_wr = pow2ceil(MAX(req->max_send_wr, 1));
+    qp->cap.max_send_sge = MAX(req->max_send_sge, 1);
+    qp->cap.max_recv_wr = req->is_srq ? 0 : pow2ceil(MAX(req->max_recv_wr, 1));
+    qp->cap.max_recv_sge = req->is_srq ? 0 : MAX(req->max_recv_sge, 1);
+    qp->cap.max_inline_data = req->max_inline_data;
+    qp->attr.qp_state = RDMA_QPS_RESET;
+    qp->attr.qp_access_flags = req->access_flags;
+    qp->attr.port_num = 1;
+    qp->attr.path_mtu = 1;
+    ret = rm->backend->ops->create_qp(rm->backend, qp);
+    if (ret < 0) {
+        rdma_page_list_free(&qp->ring);
+        g_free(qp);
+        return rdma_rm_reject("create_qp", ret, "backend refused the QP");
+    }
+    rdma_rm_pd_ref(rm, qp->pd_handle, 1);
+    ((RdmaCq *)rdma_rm_get(rm, RDMA_RES_CQ, qp->send_cq_handle))->refs++;
+    ((RdmaCq *)rdma_rm_get(rm, RDMA_RES_CQ, qp->recv_cq_handle))->refs++;
+    if (qp->is_srq) {
+        ((RdmaSrq *)rdma_rm_get(rm, RDMA_RES_SRQ, qp->srq_handle))->refs++;
+    }
+    rdma_table_set(t, h, qp);
+    *out = qp;
+    return 0;
+}
+
+static void rdma_rm_free_qp(RdmaResources *rm, RdmaQp *qp)
+{
+    RdmaCq *scq = rdma_rm_get(rm, RDMA_RES_CQ, qp->send_cq_handle);
+    RdmaCq *rcq = rdma_rm_get(rm, RDMA_RES_CQ, qp->recv_cq_handle);
+
+    rm->backend->ops->destroy_qp(rm->backend, qp);
+    scq->refs--;
+    rcq->refs--;
+    if (qp->is_srq) {
+        ((RdmaSrq *)rdma_rm_get(rm, RDMA_RES_SRQ, qp->srq_handle))->refs--;
+    }
+    rdma_rm_pd_ref(rm, qp->pd_handle, -1);
+    rdma_table_clear(&rm->tables[RDMA_RES_QP], qp->handle);
+    rdma_page_list_free(&qp->ring);
+    g_free(qp);
+}
+
+int rdma_rm_destroy_qp(RdmaResources *rm, uint32_t handle)
+{
+    RdmaQp *qp = rdma_rm_get(rm, RDMA_RES_QP, handle);
+
+    if (!qp) {
+        return rdma_rm_reject("destroy_qp", -EINVAL, "invalid QP");
+    }
+    rdma_rm_free_qp(rm, qp);
+    return 0;
+}
+
+/*
+ * The IB QP state machine (IB spec 1.3, 10.3.1 and table 91): for each
+ * legal transition, the attributes it requires and those it allows, by QP
+ * type.  Transitions to RESET and ERR are legal from every state.
+ */
+typedef struct RdmaQpTransition {
+    bool valid;
+    uint32_t req[RDMA_QPT_UD + 1];
+    uint32_t opt[RDMA_QPT_UD + 1];
+} RdmaQpTransition;
+
+#define QPT_UD_GSI(ud, gsi) [RDMA_QPT_UD] = (ud), [RDMA_QPT_GSI] = (gsi)
+
+static const RdmaQpTransition rdma_qp_table[RDMA_QPS_MAX][RDMA_QPS_MAX] = {
+    [RDMA_QPS_RESET] = {
+        [RDMA_QPS_RESET] = { .valid = true },
+        [RDMA_QPS_INIT] = {
+            .valid = true,
+            .req = {
+                QPT_UD_GSI(RDMA_QP_PKEY_INDEX | RDMA_QP_PORT | RDMA_QP_QKEY,
+                           RDMA_QP_PKEY_INDEX | RDMA_QP_QKEY),
+                [RDMA_QPT_RC] = RDMA_QP_PKEY_INDEX | RDMA_QP_PORT |
+                                RDMA_QP_ACCESS_FLAGS,
+            },
+        },
+    },
+    [RDMA_QPS_INIT] = {
+        [RDMA_QPS_INIT] = {
+            .valid = true,
+            .opt = {
+                QPT_UD_GSI(RDMA_QP_PKEY_INDEX | RDMA_QP_PORT | RDMA_QP_QKEY,
+                           RDMA_QP_PKEY_INDEX | RDMA_QP_QKEY),
+                [RDMA_QPT_RC] = RDMA_QP_PKEY_INDEX | RDMA_QP_PORT |
+                                RDMA_QP_ACCESS_FLAGS,
+            },
+        },
+        [RDMA_QPS_RTR] = {
+            .valid = true,
+            .req = {
+                [RDMA_QPT_RC] = RDMA_QP_AV | RDMA_QP_PATH_MTU |
+                                RDMA_QP_DEST_QPN | RDMA_QP_RQ_PSN |
+                                RDMA_QP_MAX_DEST_RD_ATOMIC |
+                                RDMA_QP_MIN_RNR_TIMER,
+            },
+            .opt = {
+                QPT_UD_GSI(RDMA_QP_PKEY_INDEX | RDMA_QP_QKEY,
+                           RDMA_QP_PKEY_INDEX | RDMA_QP_QKEY),
+                [RDMA_QPT_RC] = RDMA_QP_ALT_PATH | RDMA_QP_ACCESS_FLAGS |
+                                RDMA_QP_PKEY_INDEX,
+            },
+        },
+    },
+    [RDMA_QPS_RTR] = {
+        [RDMA_QPS_RTS] = {
+            .valid = true,
+            .req = {
+                QPT_UD_GSI(RDMA_QP_SQ_PSN, RDMA_QP_SQ_PSN),
+                [RDMA_QPT_RC] = RDMA_QP_TIMEOUT | RDMA_QP_RETRY_CNT |
+                                RDMA_QP_RNR_RETRY | RDMA_QP_SQ_PSN |
+                                RDMA_QP_MAX_QP_RD_ATOMIC,
+            },
+            .opt = {
+                QPT_UD_GSI(RDMA_QP_CUR_STATE | RDMA_QP_QKEY,
+                           RDMA_QP_CUR_STATE | RDMA_QP_QKEY),
+                [RDMA_QPT_RC] = RDMA_QP_CUR_STATE | RDMA_QP_ALT_PATH |
+                                RDMA_QP_ACCESS_FLAGS |
+                                RDMA_QP_MIN_RNR_TIMER |
+                                RDMA_QP_PATH_MIG_STATE,
+            },
+        },
+    },
+    [RDMA_QPS_RTS] = {
+        [RDMA_QPS_RTS] = {
+            .valid = true,
+            .opt = {
+                QPT_UD_GSI(RDMA_QP_CUR_STATE | RDMA_QP_QKEY,
+                           RDMA_QP_CUR_STATE | RDMA_QP_QKEY),
+                [RDMA_QPT_RC] = RDMA_QP_CUR_STATE | RDMA_QP_ACCESS_FLAGS |
+                                RDMA_QP_ALT_PATH | RDMA_QP_PATH_MIG_STATE |
+                                RDMA_QP_MIN_RNR_TIMER,
+            },
+        },
+        [RDMA_QPS_SQD] = {
+            .valid = true,
+            .opt = {
+                QPT_UD_GSI(RDMA_QP_EN_SQD_ASYNC_NOTIFY,
+                           RDMA_QP_EN_SQD_ASYNC_NOTIFY),
+                [RDMA_QPT_RC] = RDMA_QP_EN_SQD_ASYNC_NOTIFY,
+            },
+        },
+    },
+    [RDMA_QPS_SQD] = {
+        [RDMA_QPS_RTS] = {
+            .valid = true,
+            .opt = {
+                QPT_UD_GSI(RDMA_QP_CUR_STATE | RDMA_QP_QKEY,
+                           RDMA_QP_CUR_STATE | RDMA_QP_QKEY),
+                [RDMA_QPT_RC] = RDMA_QP_CUR_STATE | RDMA_QP_ALT_PATH |
+                                RDMA_QP_ACCESS_FLAGS |
+                                RDMA_QP_MIN_RNR_TIMER |
+                                RDMA_QP_PATH_MIG_STATE,
+            },
+        },
+        [RDMA_QPS_SQD] = {
+            .valid = true,
+            .opt = {
+                QPT_UD_GSI(RDMA_QP_PKEY_INDEX | RDMA_QP_QKEY,
+                           RDMA_QP_PKEY_INDEX | RDMA_QP_QKEY),
+                [RDMA_QPT_RC] = RDMA_QP_PORT | RDMA_QP_AV |
+                                RDMA_QP_TIMEOUT | RDMA_QP_RETRY_CNT |
+                                RDMA_QP_RNR_RETRY |
+                                RDMA_QP_MAX_QP_RD_ATOMIC |
+                                RDMA_QP_MAX_DEST_RD_ATOMIC |
+                                RDMA_QP_ALT_PATH | RDMA_QP_ACCESS_FLAGS |
+                                RDMA_QP_PKEY_INDEX |
+                                RDMA_QP_MIN_RNR_TIMER |
+                                RDMA_QP_PATH_MIG_STATE,
+            },
+        },
+    },
+    [RDMA_QPS_SQE] = {
+        [RDMA_QPS_RTS] = {
+            .valid = true,
+            .opt = {
+                QPT_UD_GSI(RDMA_QP_CUR_STATE | RDMA_QP_QKEY,
+                           RDMA_QP_CUR_STATE | RDMA_QP_QKEY),
+            },
+        },
+    },
+};
+
+bool rdma_qp_transition_ok(RdmaQpType type, RdmaQpState cur,
+                           RdmaQpState next, uint32_t mask)
+{
+    const RdmaQpTransition *tr;
+    uint32_t req, opt;
+
+    if (cur >= RDMA_QPS_MAX || next >= RDMA_QPS_MAX || type > RDMA_QPT_UD) {
+        return false;
+    }
+    /* Reset and error are reachable from anywhere, with no attributes. */
+    if (next == RDMA_QPS_RESET || next == RDMA_QPS_ERR) {
+        return !(mask & ~(RDMA_QP_STATE | RDMA_QP_CUR_STATE));
+    }
+    tr = &rdma_qp_table[cur][next];
+    if (!tr->valid) {
+        return false;
+    }
+    req = tr->req[type];
+    opt = tr->opt[type];
+    if ((mask & req) != req) {
+        return false;
+    }
+    return !(mask & ~(req | opt | RDMA_QP_STATE));
+}
+
+static int rdma_rm_check_qp_attr(RdmaResources *rm, RdmaQp *qp, uint32_t mask,
+                                 const RdmaQpAttr *a)
+{
+    const RdmaDevLimits *l = &rm->limits;
+    RdmaQpState cur = qp->attr.qp_state;
+    RdmaQpState next = (mask & RDMA_QP_STATE) ? a->qp_state : cur;
+
+    if (mask & ~RDMA_QP_ATTR_ALL) {
+        return rdma_rm_reject("modify_qp", -EINVAL, "unknown mask bits");
+    }
+    if ((mask & RDMA_QP_STATE) && a->qp_state >= RDMA_QPS_MAX) {
+        return rdma_rm_reject("modify_qp", -EINVAL, "invalid state");
+    }
+    if ((mask & RDMA_QP_CUR_STATE) && a->cur_qp_state != cur) {
+        return rdma_rm_reject("modify_qp", -EINVAL,
+                              "cur_qp_state differs from the QP's state");
+    }
+    if (!rdma_qp_transition_ok(qp->type, cur, next, mask)) {
+        return rdma_rm_reject("modify_qp", -EINVAL,
+                              "transition or attribute mask not allowed");
+    }
+    if (mask & (RDMA_QP_ALT_PATH | RDMA_QP_CAP)) {
+        return rdma_rm_reject("modify_qp", -EOPNOTSUPP,
+                              "alternate path and resize are not supported");
+    }
+    if ((mask & RDMA_QP_PKEY_INDEX) && a->pkey_index >= l->max_pkeys) {
+        return rdma_rm_reject("modify_qp", -EINVAL, "pkey_index out of range");
+    }
+    if ((mask & RDMA_QP_PORT) && a->port_num != 1) {
+        return rdma_rm_reject("modify_qp", -EINVAL, "no such port");
+    }
+    if ((mask & RDMA_QP_ACCESS_FLAGS) &&
+        (a->qp_access_flags & ~RDMA_QP_ACCESS_ALL)) {
+        return rdma_rm_reject("modify_qp", -EINVAL, "unknown access flags");
+    }
+    if ((mask & RDMA_QP_AV) &&
+        (a->ah.sgid_index >= l->gid_tbl_len ||
+         (a->ah.port_num != 0 && a->ah.port_num != 1))) {
+        return rdma_rm_reject("modify_qp", -EINVAL, "invalid address vector");
+    }
+    if ((mask & RDMA_QP_PATH_MTU) &&
+        (a->path_mtu < 1 || a->path_mtu > l->max_mtu)) {
+        return rdma_rm_reject("modify_qp", -EINVAL, "path MTU out of range");
+    }
+    if (((mask & RDMA_QP_TIMEOUT) && a->timeout > 31) ||
+        ((mask & RDMA_QP_RETRY_CNT) && a->retry_cnt > 7) ||
+        ((mask & RDMA_QP_RNR_RETRY) && a->rnr_retry > 7) ||
+        ((mask & RDMA_QP_MIN_RNR_TIMER) && a->min_rnr_timer > 31) ||
+        ((mask & RDMA_QP_PATH_MIG_STATE) && a->path_mig_state > 2)) {
+        return rdma_rm_reject("modify_qp", -EINVAL, "timer/retry out of range");
+    }
+    if (((mask & RDMA_QP_RQ_PSN) && a->rq_psn > RDMA_MAX_PSN) ||
+        ((mask & RDMA_QP_SQ_PSN) && a->sq_psn > RDMA_MAX_PSN) ||
+        ((mask & RDMA_QP_DEST_QPN) && a->dest_qp_num > RDMA_MAX_QPN)) {
+        return rdma_rm_reject("modify_qp", -EINVAL, "PSN or QPN above 24 bits");
+    }
+    if (((mask & RDMA_QP_MAX_QP_RD_ATOMIC) &&
+         a->max_rd_atomic > l->max_qp_init_rd_atom) ||
+        ((mask & RDMA_QP_MAX_DEST_RD_ATOMIC) &&
+         a->max_dest_rd_atomic > l->max_qp_rd_atom)) {
+        return rdma_rm_reject("modify_qp", -EINVAL,
+                              "RDMA read/atomic depth above the limit");
+    }
+    return 0;
+}
+
+static void rdma_rm_apply_qp_attr(RdmaQpAttr *d, uint32_t mask,
+                                  const RdmaQpAttr *a)
+{
+#define APPLY(bit, field) do { if (mask & (bit)) { d->field = a->field; } } \
+    while (0)
+    APPLY(RDMA_QP_STATE, qp_state);
+    APPLY(RDMA_QP_EN_SQD_ASYNC_NOTIFY, en_sqd_async_notify);
+    APPLY(RDMA_QP_ACCESS_FLAGS, qp_access_flags);
+    APPLY(RDMA_QP_PKEY_INDEX, pkey_index);
+    APPLY(RDMA_QP_PORT, port_num);
+    APPLY(RDMA_QP_QKEY, qkey);
+    APPLY(RDMA_QP_AV, ah);
+    APPLY(RDMA_QP_PATH_MTU, path_mtu);
+    APPLY(RDMA_QP_TIMEOUT, timeout);
+    APPLY(RDMA_QP_RETRY_CNT, retry_cnt);
+    APPLY(RDMA_QP_RNR_RETRY, rnr_retry);
+    APPLY(RDMA_QP_RQ_PSN, rq_psn);
+    APPLY(RDMA_QP_MAX_QP_RD_ATOMIC, max_rd_atomic);
+    APPLY(RDMA_QP_MIN_RNR_TIMER, min_rnr_timer);
+    APPLY(RDMA_QP_SQ_PSN, sq_psn);
+    APPLY(RDMA_QP_MAX_DEST_RD_ATOMIC, max_dest_rd_atomic);
+    APPLY(RDMA_QP_PATH_MIG_STATE, path_mig_state);
+    APPLY(RDMA_QP_DEST_QPN, dest_qp_num);
+#undef APPLY
+}
+
+int rdma_rm_modify_qp(RdmaResources *rm, uint32_t handle, uint32_t mask,
+                      const RdmaQpAttr *attr)
+{
+    RdmaQp *qp = rdma_rm_get(rm, RDMA_RES_QP, handle);
+    RdmaQpAttr next;
+    int ret;
+
+    if (!qp) {
+        return rdma_rm_reject("modify_qp", -EINVAL, "invalid QP");
+    }
+    ret = rdma_rm_check_qp_attr(rm, qp, mask, attr);
+    if (ret < 0) {
+        return ret;
+    }
+    next = qp->attr;
+    rdma_rm_apply_qp_attr(&next, mask, attr);
+    if (next.qp_state == RDMA_QPS_RESET) {
+        /* Back to RESET: the QP forgets its connection. */
+        next.sq_psn = next.rq_psn = next.dest_qp_num = 0;
+    }
+    ret = rm->backend->ops->modify_qp(rm->backend, qp, mask, &next);
+    if (ret < 0) {
+        return rdma_rm_reject("modify_qp", ret, "backend refused the change");
+    }
+    trace_rdma_rm_qp_state(qp->qpn, qp->attr.qp_state, next.qp_state);
+    qp->attr = next;
+    return 0;
+}
+
+int rdma_rm_query_qp(RdmaResources *rm, uint32_t handle, RdmaQpAttr *attr,
+                     RdmaQpCap *cap)
+{
+    RdmaQp *qp = rdma_rm_get(rm, RDMA_RES_QP, handle);
+
+    if (!qp) {
+        return rdma_rm_reject("query_qp", -EINVAL, "invalid QP");
+    }
+    *attr = qp->attr;
+    attr->cur_qp_state = qp->attr.qp_state;
+    *cap = qp->cap;
+    return 0;
+}
+
+/* GID table */
+
+int rdma_rm_add_gid(RdmaResources *rm, uint32_t index, const uint8_t *gid,
+                    uint8_t type, uint32_t mtu, uint32_t vlan)
+{
+    RdmaGid g = { .valid = true, .type = type, .mtu = mtu, .vlan = vlan };
+    int ret;
+
+    if (index >= rm->limits.gid_tbl_len) {
+        return rdma_rm_reject("create_bind", -EINVAL, "GID index out of range");
+    }
+    memcpy(g.gid, gid, sizeof(g.gid));
+    if (rm->gids[index].valid) {
+        rm->backend->ops->del_gid(rm->backend, index, &rm->gids[index]);
+        rm->gids[index].valid = false;
+    }
+    ret = rm->backend->ops->add_gid(rm->backend, index, &g);
+    if (ret < 0) {
+        return rdma_rm_reject("create_bind", ret, "backend refused the GID");
+    }
+    rm->gids[index] = g;
+    return 0;
+}
+
+int rdma_rm_del_gid(RdmaResources *rm, uint32_t index, const uint8_t *gid)
+{
+    if (index >= rm->limits.gid_tbl_len) {
+        return rdma_rm_reject("destroy_bind", -EINVAL,
+                              "GID index out of range");
+    }
+    if (!rm->gids[index].valid) {
+        return rdma_rm_reject("destroy_bind", -EINVAL, "GID entry is empty");
+    }
+    if (memcmp(rm->gids[index].gid, gid, 16)) {
+        return rdma_rm_reject("destroy_bind", -EINVAL,
+                              "GID differs from the entry");
+    }
+    rm->backend->ops->del_gid(rm->backend, index, &rm->gids[index]);
+    rm->gids[index].valid = false;
+    return 0;
+}

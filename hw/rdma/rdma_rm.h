@@ -1,0 +1,354 @@
+/*
+ * RDMA device core: resources (user contexts, PDs, CQs, QPs, SRQs, MRs,
+ * GIDs), their handles and lifetime, and the rules that hold for every
+ * backend (QP state machine, access flags, references between objects).
+ *
+ * The front-end (hw/rdma/vmw) parses the guest ABI into the plain structs
+ * below and calls rdma_rm_*; the core validates, asks the backend to create
+ * the object and only then makes it visible under a handle.  Every
+ * handle the guest passes back is resolved by rdma_rm_get(), which checks
+ * range, slot use and type in one place.
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+
+#ifndef HW_RDMA_RDMA_RM_H
+#define HW_RDMA_RDMA_RM_H
+
+#include "rdma_utils.h"
+
+typedef struct RdmaBackend RdmaBackend;
+
+typedef enum RdmaResType {
+    RDMA_RES_UC,
+    RDMA_RES_PD,
+    RDMA_RES_CQ,
+    RDMA_RES_QP,
+    RDMA_RES_SRQ,
+    RDMA_RES_MR,
+    RDMA_RES_MAX,
+} RdmaResType;
+
+/* IB QP states and types, numbered as the guest ABI numbers them. */
+typedef enum RdmaQpState {
+    RDMA_QPS_RESET,
+    RDMA_QPS_INIT,
+    RDMA_QPS_RTR,
+    RDMA_QPS_RTS,
+    RDMA_QPS_SQD,
+    RDMA_QPS_SQE,
+    RDMA_QPS_ERR,
+    RDMA_QPS_MAX,
+} RdmaQpState;
+
+typedef enum RdmaQpType {
+    RDMA_QPT_SMI,
+    RDMA_QPT_GSI,
+    RDMA_QPT_RC,
+    RDMA_QPT_UC,
+    RDMA_QPT_UD,
+} RdmaQpType;
+
+/* QP attribute mask bits, as in the IB verbs (and the guest ABI). */
+#define RDMA_QP_STATE               (1u << 0)
+#define RDMA_QP_CUR_STATE           (1u << 1)
+#define RDMA_QP_EN_SQD_ASYNC_NOTIFY (1u << 2)
+#define RDMA_QP_ACCESS_FLAGS        (1u << 3)
+#define RDMA_QP_PKEY_INDEX          (1u << 4)
+#define RDMA_QP_PORT                (1u << 5)
+#define RDMA_QP_QKEY                (1u << 6)
+#define RDMA_QP_AV                  (1u << 7)
+#define RDMA_QP_PATH_MTU            (1u << 8)
+#define RDMA_QP_TIMEOUT             (1u << 9)
+#define RDMA_QP_RETRY_CNT           (1u << 10)
+#define RDMA_QP_RNR_RETRY           (1u << 11)
+#define RDMA_QP_RQ_PSN              (1u << 12)
+#define RDMA_QP_MAX_QP_RD_ATOMIC    (1u << 13)
+#define RDMA_QP_ALT_PATH            (1u << 14)
+#define RDMA_QP_MIN_RNR_TIMER       (1u << 15)
+#define RDMA_QP_SQ_PSN              (1u << 16)
+#define RDMA_QP_MAX_DEST_RD_ATOMIC  (1u << 17)
+#define RDMA_QP_PATH_MIG_STATE      (1u << 18)
+#define RDMA_QP_CAP                 (1u << 19)
+#define RDMA_QP_DEST_QPN            (1u << 20)
+#define RDMA_QP_ATTR_ALL            ((RDMA_QP_DEST_QPN << 1) - 1)
+
+/* Access flags (MRs and QPs) */
+#define RDMA_ACCESS_LOCAL_WRITE     (1u << 0)
+#define RDMA_ACCESS_REMOTE_WRITE    (1u << 1)
+#define RDMA_ACCESS_REMOTE_READ     (1u << 2)
+#define RDMA_ACCESS_REMOTE_ATOMIC   (1u << 3)
+#define RDMA_ACCESS_MW_BIND         (1u << 4)
+#define RDMA_ACCESS_ZERO_BASED      (1u << 5)
+#define RDMA_QP_ACCESS_ALL          (RDMA_ACCESS_LOCAL_WRITE | \
+                                     RDMA_ACCESS_REMOTE_WRITE | \
+                                     RDMA_ACCESS_REMOTE_READ | \
+                                     RDMA_ACCESS_REMOTE_ATOMIC)
+#define RDMA_MR_ACCESS_ALL          (RDMA_QP_ACCESS_ALL | \
+                                     RDMA_ACCESS_MW_BIND | \
+                                     RDMA_ACCESS_ZERO_BASED)
+
+#define RDMA_GSI_QPN                1
+#define RDMA_FIRST_QPN              2   /* 0 is SMI (unused on RoCE) */
+#define RDMA_MAX_PSN                0xffffffu
+#define RDMA_MAX_QPN                0xffffffu
+
+/* Device limits, fixed at realize from properties and backend limits. */
+typedef struct RdmaDevLimits {
+    uint64_t max_mr_size;
+    uint32_t max_uc;
+    uint32_t max_pd;
+    uint32_t max_cq;
+    uint32_t max_cqe;
+    uint32_t max_qp;
+    uint32_t max_qp_wr;
+    uint32_t max_sge;
+    uint32_t max_srq;
+    uint32_t max_srq_wr;
+    uint32_t max_srq_sge;
+    uint32_t max_mr;
+    uint32_t max_ah;
+    uint32_t max_qp_rd_atom;
+    uint32_t max_qp_init_rd_atom;
+    uint32_t max_fast_reg_pages;
+    uint32_t max_ring_pages;        /* pages of one CQ/QP/SRQ ring */
+    uint64_t max_mr_pages_total;    /* host memory bound for page lists */
+    uint32_t gid_tbl_len;
+    uint16_t max_pkeys;
+    uint8_t max_mtu;                /* IB MTU enum (1..5) */
+} RdmaDevLimits;
+
+typedef struct RdmaAh {
+    uint8_t dgid[16];
+    uint32_t flow_label;
+    uint8_t sgid_index;
+    uint8_t hop_limit;
+    uint8_t traffic_class;
+    uint8_t sl;
+    uint8_t port_num;
+    uint8_t dmac[6];
+    uint16_t vlan_id;
+    bool has_grh;
+} RdmaAh;
+
+/* The modifiable QP attributes, as stored and as QUERY_QP reports them. */
+typedef struct RdmaQpAttr {
+    RdmaQpState qp_state;
+    RdmaQpState cur_qp_state;
+    uint8_t path_mtu;
+    uint8_t path_mig_state;
+    uint32_t qkey;
+    uint32_t rq_psn;
+    uint32_t sq_psn;
+    uint32_t dest_qp_num;
+    uint32_t qp_access_flags;
+    uint16_t pkey_index;
+    bool en_sqd_async_notify;
+    uint8_t max_rd_atomic;
+    uint8_t max_dest_rd_atomic;
+    uint8_t min_rnr_timer;
+    uint8_t port_num;
+    uint8_t timeout;
+    uint8_t retry_cnt;
+    uint8_t rnr_retry;
+    RdmaAh ah;
+} RdmaQpAttr;
+
+typedef struct RdmaQpCap {
+    uint32_t max_send_wr;           /* ring sizes, powers of two */
+    uint32_t max_recv_wr;
+    uint32_t max_send_sge;
+    uint32_t max_recv_sge;
+    uint32_t max_inline_data;
+} RdmaQpCap;
+
+typedef struct RdmaUc {
+    uint32_t handle;
+    uint32_t uar_index;             /* the UAR page the context rings */
+    uint32_t refs;
+} RdmaUc;
+
+typedef struct RdmaPd {
+    uint32_t handle;
+    uint32_t ctx_handle;            /* 0: guest kernel */
+    uint32_t refs;
+} RdmaPd;
+
+typedef struct RdmaCq {
+    uint32_t handle;
+    uint32_t ctx_handle;
+    uint32_t cqe;                   /* ring entries, power of two */
+    RdmaPageList ring;              /* page 0 holds the ring state */
+    bool armed;
+    bool armed_solicited;
+    uint32_t refs;
+    void *be;                       /* backend object */
+} RdmaCq;
+
+typedef struct RdmaSrq {
+    uint32_t handle;
+    uint32_t pd_handle;
+    uint32_t max_wr;                /* power of two */
+    uint32_t max_sge;
+    uint32_t srq_limit;
+    RdmaPageList ring;              /* page 0 holds the ring state */
+    uint32_t refs;
+    void *be;
+} RdmaSrq;
+
+typedef struct RdmaQp {
+    uint32_t handle;
+    uint32_t qpn;
+    RdmaQpType type;
+    uint32_t pd_handle;
+    uint32_t send_cq_handle;
+    uint32_t recv_cq_handle;
+    uint32_t srq_handle;
+    bool is_srq;
+    bool sq_sig_all;
+    RdmaQpCap cap;
+    uint32_t send_pages;            /* pages of the send ring */
+    RdmaPageList ring;              /* state page, send pages, recv pages */
+    RdmaQpAttr attr;
+    void *be;
+} RdmaQp;
+
+typedef enum RdmaMrKind {
+    RDMA_MR_USER,                   /* pages listed by the guest */
+    RDMA_MR_DMA,                    /* all of guest memory */
+    RDMA_MR_FRMR,                   /* filled by a fast-register WR */
+} RdmaMrKind;
+
+typedef struct RdmaMr {
+    uint32_t handle;
+    uint32_t pd_handle;
+    RdmaMrKind kind;
+    uint32_t access;
+    uint64_t iova;
+    uint64_t length;
+    uint32_t lkey;
+    uint32_t rkey;
+    uint32_t max_pages;             /* FRMR page-list capacity */
+    RdmaPageList pages;
+    void *be;
+} RdmaMr;
+
+typedef struct RdmaGid {
+    bool valid;
+    uint8_t gid[16];
+    uint8_t type;                   /* front-end GID type flag */
+    uint32_t mtu;
+    uint32_t vlan;
+} RdmaGid;
+
+typedef struct RdmaTable {
+    void **slots;
+    uint32_t size;                  /* handles are 0 .. size - 1 */
+    uint32_t first;                 /* lowest handle handed out */
+    uint32_t used;
+} RdmaTable;
+
+typedef struct RdmaResources {
+    RdmaDevLimits limits;
+    RdmaTable tables[RDMA_RES_MAX];
+    RdmaGid *gids;
+    uint64_t mr_pages_total;
+    RdmaBackend *backend;
+    PCIDevice *pdev;
+} RdmaResources;
+
+/* Creation requests, parsed from the guest's command by the front-end. */
+typedef struct RdmaCqReq {
+    uint32_t ctx_handle;
+    uint32_t cqe;
+    dma_addr_t pdir;
+    uint32_t nchunks;
+} RdmaCqReq;
+
+typedef struct RdmaQpReq {
+    RdmaQpType type;
+    uint32_t pd_handle;
+    uint32_t send_cq_handle;
+    uint32_t recv_cq_handle;
+    uint32_t srq_handle;
+    bool is_srq;
+    bool sq_sig_all;
+    uint32_t access_flags;
+    uint32_t max_send_wr;
+    uint32_t max_recv_wr;
+    uint32_t max_send_sge;
+    uint32_t max_recv_sge;
+    uint32_t max_inline_data;
+    uint32_t send_wqe_hdr;          /* front-end WQE header sizes */
+    uint32_t recv_wqe_hdr;
+    uint32_t sge_size;
+    uint32_t total_chunks;          /* state page + send + recv pages */
+    uint32_t send_chunks;
+    dma_addr_t pdir;
+} RdmaQpReq;
+
+typedef struct RdmaSrqReq {
+    uint32_t pd_handle;
+    uint32_t max_wr;
+    uint32_t max_sge;
+    uint32_t srq_limit;
+    uint32_t srq_type;
+    uint32_t wqe_hdr;
+    uint32_t sge_size;
+    uint32_t nchunks;
+    dma_addr_t pdir;
+} RdmaSrqReq;
+
+typedef struct RdmaMrReq {
+    uint32_t pd_handle;
+    RdmaMrKind kind;
+    uint32_t access;
+    uint64_t start;
+    uint64_t length;
+    uint32_t nchunks;
+    dma_addr_t pdir;
+} RdmaMrReq;
+
+/*
+ * Errors are negative errno values; each failure is logged as a guest error
+ * by the core with the reason, so callers only turn them into a status.
+ */
+bool rdma_rm_init(RdmaResources *rm, PCIDevice *pdev, RdmaBackend *be,
+                  const RdmaDevLimits *limits, Error **errp);
+void rdma_rm_fini(RdmaResources *rm);
+/* Destroy every object, in dependency order (device reset). */
+void rdma_rm_reset(RdmaResources *rm);
+
+void *rdma_rm_get(RdmaResources *rm, RdmaResType type, uint32_t handle);
+uint32_t rdma_rm_count(RdmaResources *rm, RdmaResType type);
+
+int rdma_rm_alloc_uc(RdmaResources *rm, uint32_t uar_index, uint32_t *handle);
+int rdma_rm_dealloc_uc(RdmaResources *rm, uint32_t handle);
+int rdma_rm_alloc_pd(RdmaResources *rm, uint32_t ctx_handle,
+                     uint32_t *handle);
+int rdma_rm_dealloc_pd(RdmaResources *rm, uint32_t handle);
+int rdma_rm_create_cq(RdmaResources *rm, const RdmaCqReq *req,
+                      RdmaCq **out);
+int rdma_rm_destroy_cq(RdmaResources *rm, uint32_t handle);
+int rdma_rm_create_qp(RdmaResources *rm, const RdmaQpReq *req, RdmaQp **out);
+int rdma_rm_modify_qp(RdmaResources *rm, uint32_t handle, uint32_t mask,
+                      const RdmaQpAttr *attr);
+int rdma_rm_query_qp(RdmaResources *rm, uint32_t handle, RdmaQpAttr *attr,
+                     RdmaQpCap *cap);
+int rdma_rm_destroy_qp(RdmaResources *rm, uint32_t handle);
+int rdma_rm_create_srq(RdmaResources *rm, const RdmaSrqReq *req,
+                       RdmaSrq **out);
+int rdma_rm_modify_srq(RdmaResources *rm, uint32_t handle, uint32_t mask,
+                       uint32_t max_wr, uint32_t srq_limit);
+int rdma_rm_destroy_srq(RdmaResources *rm, uint32_t handle);
+int rdma_rm_create_mr(RdmaResources *rm, const RdmaMrReq *req, RdmaMr **out);
+int rdma_rm_destroy_mr(RdmaResources *rm, uint32_t handle);
+int rdma_rm_add_gid(RdmaResources *rm, uint32_t index, const uint8_t *gid,
+                    uint8_t type, uint32_t mtu, uint32_t vlan);
+int rdma_rm_del_gid(RdmaResources *rm, uint32_t index, const uint8_t *gid);
+
+/* The IB state machine: is @mask a legal modify from @cur to @next? */
+bool rdma_qp_transition_ok(RdmaQpType type, RdmaQpState cur,
+                           RdmaQpState next, uint32_t mask);
+
+#endif

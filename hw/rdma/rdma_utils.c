@@ -1,0 +1,104 @@
+/*
+ * RDMA device core: checked access to guest memory.
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+
+#include "qemu/osdep.h"
+#include "system/dma.h"
+#include "rdma_utils.h"
+#include "trace.h"
+
+bool rdma_dma_read(PCIDevice *pdev, dma_addr_t addr, void *buf, size_t len)
+{
+    MemTxResult r = pci_dma_read(pdev, addr, buf, len);
+
+    if (r != MEMTX_OK) {
+        trace_rdma_dma_error("read", addr, len);
+        return false;
+    }
+    return true;
+}
+
+bool rdma_dma_write(PCIDevice *pdev, dma_addr_t addr, const void *buf,
+                    size_t len)
+{
+    MemTxResult r = pci_dma_write(pdev, addr, buf, len);
+
+    if (r != MEMTX_OK) {
+        trace_rdma_dma_error("write", addr, len);
+        return false;
+    }
+    return true;
+}
+
+/* A page the guest hands us must be aligned and backed by memory. */
+static bool rdma_page_ok(PCIDevice *pdev, uint64_t addr)
+{
+    return addr && !(addr & (RDMA_PAGE_SIZE - 1)) &&
+           dma_memory_valid(pci_get_address_space(pdev), addr,
+                            RDMA_PAGE_SIZE, DMA_DIRECTION_TO_DEVICE,
+                            MEMTXATTRS_UNSPECIFIED);
+}
+
+bool rdma_pdir_load(PCIDevice *pdev, dma_addr_t pdir, uint32_t npages,
+                    uint32_t max_pages, RdmaPageList *list, const char **why)
+{
+    uint64_t dir[RDMA_PDIR_ENTRIES];
+    uint32_t ntables, t, done = 0;
+    uint64_t *pages;
+
+    list->pages = NULL;
+    list->npages = 0;
+
+    if (npages == 0 || npages > max_pages ||
+        npages > RDMA_PDIR_ENTRIES * RDMA_PDIR_ENTRIES) {
+        *why = "page count out of range";
+        return false;
+    }
+    if (!rdma_page_ok(pdev, pdir)) {
+        *why = "page directory address invalid";
+        return false;
+    }
+    ntables = DIV_ROUND_UP(npages, RDMA_PDIR_ENTRIES);
+    if (!rdma_dma_read(pdev, pdir, dir, ntables * sizeof(uint64_t))) {
+        *why = "page directory unreadable";
+        return false;
+    }
+    pages = g_try_new(uint64_t, npages);
+    if (!pages) {
+        *why = "out of memory for the page list";
+        return false;
+    }
+    for (t = 0; t < ntables; t++) {
+        uint32_t n = MIN(npages - done, RDMA_PDIR_ENTRIES);
+        uint64_t table = le64_to_cpu(dir[t]);
+        uint32_t i;
+
+        if (!rdma_page_ok(pdev, table) ||
+            !rdma_dma_read(pdev, table, &pages[done], n * sizeof(uint64_t))) {
+            *why = "page table invalid";
+            g_free(pages);
+            return false;
+        }
+        for (i = done; i < done + n; i++) {
+            pages[i] = le64_to_cpu(pages[i]);
+            if (!rdma_page_ok(pdev, pages[i])) {
+                *why = "page entry invalid";
+                g_free(pages);
+                return false;
+            }
+        }
+        done += n;
+    }
+    list->pages = pages;
+    list->npages = npages;
+    return true;
+}
+
+void rdma_page_list_free(RdmaPageList *list)
+{
+    g_free(list->pages);
+    list->pages = NULL;
+    list->npages = 0;
+}

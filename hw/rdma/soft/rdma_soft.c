@@ -1,0 +1,153 @@
+/*
+ * The built-in software RDMA engine ("soft" backend), the default backend.
+ *
+ * It needs nothing from the host: objects live in QEMU's memory and the
+ * data path (a later addition) executes work requests directly against
+ * guest memory.  This file holds the object side: each core object gets a
+ * small engine-side state that the requester/responder/completer will use.
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+
+#include "qemu/osdep.h"
+#include "qapi/error.h"
+#include "hw/rdma/rdma_backend.h"
+#include "hw/rdma/trace.h"
+
+typedef struct RdmaSoft {
+    RdmaBackend be;
+} RdmaSoft;
+
+/* Engine-side QP state: what the transport needs beyond the IB attributes. */
+typedef struct RdmaSoftQp {
+    uint32_t next_psn;      /* next send PSN */
+    uint32_t expected_psn;  /* next receive PSN */
+} RdmaSoftQp;
+
+static void rdma_soft_limits(RdmaBackend *be, RdmaDevLimits *l)
+{
+    /* The engine has no limits of its own beyond the device's. */
+}
+
+static void rdma_soft_query_port(RdmaBackend *be, RdmaPortAttr *attr)
+{
+    /* A virtual link on function 0's Ethernet: 1500 bytes carry 1024. */
+    attr->active = true;
+    attr->max_mtu = 5;              /* 4096 */
+    attr->active_mtu = 3;           /* 1024 */
+    attr->max_msg_sz = 1u << 31;
+    attr->active_width = 2;         /* 4X */
+    attr->active_speed = 32;        /* EDR */
+}
+
+static int rdma_soft_create_cq(RdmaBackend *be, RdmaCq *cq)
+{
+    trace_rdma_soft_create("cq", cq->handle);
+    return 0;
+}
+
+static void rdma_soft_destroy_cq(RdmaBackend *be, RdmaCq *cq)
+{
+    trace_rdma_soft_destroy("cq", cq->handle);
+}
+
+static int rdma_soft_create_qp(RdmaBackend *be, RdmaQp *qp)
+{
+    qp->be = g_new0(RdmaSoftQp, 1);
+    trace_rdma_soft_create("qp", qp->handle);
+    return 0;
+}
+
+static int rdma_soft_modify_qp(RdmaBackend *be, RdmaQp *qp, uint32_t mask,
+                               const RdmaQpAttr *attr)
+{
+    RdmaSoftQp *sqp = qp->be;
+
+    if (mask & RDMA_QP_SQ_PSN) {
+        sqp->next_psn = attr->sq_psn;
+    }
+    if (mask & RDMA_QP_RQ_PSN) {
+        sqp->expected_psn = attr->rq_psn;
+    }
+    return 0;
+}
+
+static void rdma_soft_destroy_qp(RdmaBackend *be, RdmaQp *qp)
+{
+    trace_rdma_soft_destroy("qp", qp->handle);
+    g_free(qp->be);
+    qp->be = NULL;
+}
+
+static int rdma_soft_create_srq(RdmaBackend *be, RdmaSrq *srq)
+{
+    trace_rdma_soft_create("srq", srq->handle);
+    return 0;
+}
+
+static int rdma_soft_modify_srq(RdmaBackend *be, RdmaSrq *srq)
+{
+    return 0;
+}
+
+static void rdma_soft_destroy_srq(RdmaBackend *be, RdmaSrq *srq)
+{
+    trace_rdma_soft_destroy("srq", srq->handle);
+}
+
+static int rdma_soft_create_mr(RdmaBackend *be, RdmaMr *mr)
+{
+    trace_rdma_soft_create("mr", mr->handle);
+    return 0;
+}
+
+static void rdma_soft_destroy_mr(RdmaBackend *be, RdmaMr *mr)
+{
+    trace_rdma_soft_destroy("mr", mr->handle);
+}
+
+static int rdma_soft_add_gid(RdmaBackend *be, uint32_t index,
+                             const RdmaGid *gid)
+{
+    trace_rdma_soft_create("gid", index);
+    return 0;
+}
+
+static void rdma_soft_del_gid(RdmaBackend *be, uint32_t index,
+                              const RdmaGid *gid)
+{
+    trace_rdma_soft_destroy("gid", index);
+}
+
+static void rdma_soft_destroy(RdmaBackend *be)
+{
+    g_free(container_of(be, RdmaSoft, be));
+}
+
+static const RdmaBackendOps rdma_soft_ops = {
+    .name = "soft",
+    .limits = rdma_soft_limits,
+    .query_port = rdma_soft_query_port,
+    .create_cq = rdma_soft_create_cq,
+    .destroy_cq = rdma_soft_destroy_cq,
+    .create_qp = rdma_soft_create_qp,
+    .modify_qp = rdma_soft_modify_qp,
+    .destroy_qp = rdma_soft_destroy_qp,
+    .create_srq = rdma_soft_create_srq,
+    .modify_srq = rdma_soft_modify_srq,
+    .destroy_srq = rdma_soft_destroy_srq,
+    .create_mr = rdma_soft_create_mr,
+    .destroy_mr = rdma_soft_destroy_mr,
+    .add_gid = rdma_soft_add_gid,
+    .del_gid = rdma_soft_del_gid,
+    .destroy = rdma_soft_destroy,
+};
+
+RdmaBackend *rdma_soft_backend_new(RdmaResources *rm, Error **errp)
+{
+    RdmaSoft *s = g_new0(RdmaSoft, 1);
+
+    s->be.ops = &rdma_soft_ops;
+    s->be.rm = rm;
+    return &s->be;
+}

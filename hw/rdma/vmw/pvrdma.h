@@ -1,0 +1,98 @@
+/*
+ * VMware PVRDMA front-end: device state.
+ *
+ * The front-end owns the guest ABI: BARs, registers, the device shared
+ * region (DSR), the command channel, the device rings and the UAR
+ * doorbells.  Objects and IB rules live in the core (hw/rdma/rdma_rm.h),
+ * verbs execution in a backend (hw/rdma/rdma_backend.h).
+ *
+ * Threading: everything here runs under the BQL, in the vCPU thread that
+ * wrote the register or doorbell, or in the main loop (reset).
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+
+#ifndef HW_RDMA_VMW_PVRDMA_H
+#define HW_RDMA_VMW_PVRDMA_H
+
+#include "hw/pci/pci_device.h"
+#include "chardev/char-fe.h"
+#include "qom/object.h"
+#include "hw/rdma/rdma_rm.h"
+#include "hw/rdma/rdma_backend.h"
+#include "pvrdma_abi.h"
+#include "pvrdma_dev_ring.h"
+
+#define TYPE_PVRDMA "pvrdma"
+OBJECT_DECLARE_SIMPLE_TYPE(PvrdmaState, PVRDMA)
+
+#define PVRDMA_REGS_SIZE            4096
+#define PVRDMA_MAX_UAR              512     /* power of two (driver rule) */
+#define PVRDMA_DEV_RING_MAX_PAGES   64      /* async / CQ-notification */
+#define PVRDMA_GID_TBL_LEN          16
+
+/* The device ring set up from the DSR: pages[0] is the ring state. */
+typedef struct PvrdmaDevRing {
+    RdmaPageList pages;
+    PvrdmaRingMap map;
+} PvrdmaDevRing;
+
+/* User-settable properties (names kept from the original device). */
+typedef struct PvrdmaParams {
+    char *ibdev;
+    char *netdev;
+    uint8_t ibport;
+    CharBackend mad_chr;
+    uint64_t max_mr_size;
+    uint32_t max_qp;
+    uint32_t max_sge;
+    uint32_t max_cq;
+    uint32_t max_mr;
+    uint32_t max_pd;
+    uint32_t max_ah;
+    uint32_t max_srq;
+    uint64_t max_mr_pages_total;
+} PvrdmaParams;
+
+struct PvrdmaState {
+    PCIDevice parent_obj;
+
+    MemoryRegion regs;
+    MemoryRegion uar;
+
+    /* Registers */
+    uint32_t dsr_low;
+    uint32_t dsr_high;
+    uint32_t err;
+    uint32_t icr;
+    uint32_t imr;
+    uint32_t mac_lo;
+    uint32_t mac_hi;
+
+    /* What the DSR told us; valid while dsr_loaded */
+    bool dsr_loaded;
+    bool activated;
+    dma_addr_t dsr_addr;
+    uint32_t driver_version;
+    dma_addr_t cmd_slot;
+    dma_addr_t resp_slot;
+    PvrdmaDevRing async_ring;
+    PvrdmaDevRing cq_ring;
+    PvrdmaDeviceCaps caps;
+
+    RdmaResources rm;
+    RdmaBackend *backend;
+    uint8_t mac[6];
+
+    PvrdmaParams params;
+};
+
+/* pvrdma_main.c */
+void pvrdma_notify(PvrdmaState *s, unsigned vector);
+int pvrdma_post_async_event(PvrdmaState *s, uint32_t type, uint32_t info);
+int pvrdma_post_cq_notify(PvrdmaState *s, uint32_t cq_handle);
+
+/* pvrdma_cmd.c: execute the command in the command slot (REQUEST write) */
+void pvrdma_exec_cmd(PvrdmaState *s);
+
+#endif

@@ -1,0 +1,677 @@
+/*
+ * VMware PVRDMA front-end: the PCI device.
+ *
+ * QOM type, BARs (MSI-X, registers, UAR doorbells), the device shared
+ * region, device rings, interrupts, properties, reset and unplug.
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+
+#include "qemu/osdep.h"
+#include "qemu/log.h"
+#include "qemu/module.h"
+#include "qapi/error.h"
+#include "hw/pci/msix.h"
+#include "hw/qdev-properties.h"
+#include "hw/qdev-properties-system.h"
+#include "migration/vmstate.h"
+#include "pvrdma.h"
+#include "trace.h"
+
+#define pvrdma_guest_error(fmt, ...) do {                                   \
+    qemu_log_mask(LOG_GUEST_ERROR, "pvrdma: " fmt "\n", ## __VA_ARGS__);   \
+} while (0)
+
+/* Interrupts */
+
+void pvrdma_notify(PvrdmaState *s, unsigned vector)
+{
+    PCIDevice *pdev = PCI_DEVICE(s);
+
+    if (s->imr & (1u << vector)) {
+        trace_pvrdma_irq_masked(vector);
+        return;
+    }
+    trace_pvrdma_irq(vector);
+    if (msix_enabled(pdev)) {
+        msix_notify(pdev, vector);
+        return;
+    }
+    /* Legacy INTx: the driver reads ICR to learn the cause. */
+    s->icr |= 1u << vector;
+    pci_set_irq(pdev, 1);
+}
+
+/* Device rings */
+
+static void pvrdma_dev_ring_free(PvrdmaDevRing *ring)
+{
+    rdma_page_list_free(&ring->pages);
+    memset(&ring->map, 0, sizeof(ring->map));
+}
+
+static bool pvrdma_dev_ring_load(PvrdmaState *s, PvrdmaDevRing *ring,
+                                 PvrdmaRingPageInfo info,
+                                 uint32_t elem_size, const char *name)
+{
+    const char *why = "element pages invalid";
+    uint32_t n = info.num_pages;
+
+    /* Page 0 is the ring state, so at least one page of elements. */
+    if (n < 2 || n > PVRDMA_DEV_RING_MAX_PAGES) {
+        pvrdma_guest_error("DSR %s ring: %u pages, need 2..%u", name, n,
+                           PVRDMA_DEV_RING_MAX_PAGES);
+        return false;
+    }
+    if (!rdma_pdir_load(PCI_DEVICE(s), info.pdir_dma, n,
+                        PVRDMA_DEV_RING_MAX_PAGES, &ring->pages, &why) ||
+        !pvrdma_ring_init(&ring->map, PCI_DEVICE(s),
+                          ring->pages.pages[0] + offsetof(PvrdmaRingState, rx),
+                          ring->pages.pages + 1, n - 1,
+                          (n - 1) * RDMA_PAGE_SIZE / elem_size, elem_size)) {
+        pvrdma_guest_error("DSR %s ring: %s", name, why);
+        pvrdma_dev_ring_free(ring);
+        return false;
+    }
+    return true;
+}
+
+int pvrdma_post_async_event(PvrdmaState *s, uint32_t type, uint32_t info)
+{
+    PvrdmaEqe eqe = { .type = cpu_to_le32(type), .info = cpu_to_le32(info) };
+    int ret;
+
+    if (!s->dsr_loaded) {
+        return -ENODEV;
+    }
+    ret = pvrdma_ring_produce(&s->async_ring.map, &eqe);
+    if (ret < 0) {
+        pvrdma_guest_error("async event %u lost: ring %s", type,
+                           ret == -ENOSPC ? "full" : "corrupt");
+        return ret;
+    }
+    trace_pvrdma_async_event(type, info);
+    pvrdma_notify(s, PVRDMA_VECTOR_ASYNC);
+    return 0;
+}
+
+int pvrdma_post_cq_notify(PvrdmaState *s, uint32_t cq_handle)
+{
+    PvrdmaCqne cqne = { .info = cpu_to_le32(cq_handle) };
+    int ret;
+
+    if (!s->dsr_loaded) {
+        return -ENODEV;
+    }
+    ret = pvrdma_ring_produce(&s->cq_ring.map, &cqne);
+    if (ret < 0) {
+        pvrdma_guest_error("CQ %u notification lost: ring %s", cq_handle,
+                           ret == -ENOSPC ? "full" : "corrupt");
+        return ret;
+    }
+    pvrdma_notify(s, PVRDMA_VECTOR_CQ);
+    return 0;
+}
+
+/* Device shared region */
+
+static void pvrdma_fill_caps(PvrdmaState *s, PvrdmaDeviceCaps *c)
+{
+    const RdmaDevLimits *l = &s->rm.limits;
+    const uint8_t *m = s->mac;
+    /* EUI-64 from the MAC address of function 0, as RoCE NICs do. */
+    const uint8_t guid[8] = { m[0] ^ 2, m[1], m[2], 0xff, 0xfe,
+                              m[3], m[4], m[5] };
+
+    memset(c, 0, sizeof(*c));
+    c->fw_ver = 1ull << 32;                 /* shown as 1.0.0 */
+    memcpy(&c->node_guid, guid, 8);
+    memcpy(&c->sys_image_guid, guid, 8);
+    c->max_mr_size = l->max_mr_size;
+    c->page_size_cap = RDMA_PAGE_SIZE;
+    c->vendor_id = PVRDMA_PCI_VENDOR_ID_VMWARE;
+    c->vendor_part_id = PVRDMA_PCI_DEVICE_ID;
+    c->hw_ver = PVRDMA_REV_ID;
+    c->max_qp = l->max_qp;
+    c->max_qp_wr = l->max_qp_wr;
+    c->max_sge = l->max_sge;
+    c->max_sge_rd = l->max_sge;
+    c->max_cq = l->max_cq;
+    c->max_cqe = l->max_cqe;
+    c->max_mr = l->max_mr;
+    c->max_pd = l->max_pd;
+    c->max_qp_rd_atom = l->max_qp_rd_atom;
+    c->max_res_rd_atom = l->max_qp_rd_atom * l->max_qp;
+    c->max_qp_init_rd_atom = l->max_qp_init_rd_atom;
+    c->max_ah = l->max_ah;
+    c->max_srq = l->max_srq;
+    c->max_srq_wr = l->max_srq_wr;
+    c->max_srq_sge = l->max_srq_sge;
+    c->max_uar = PVRDMA_MAX_UAR;
+    c->gid_tbl_len = l->gid_tbl_len;
+    c->max_pkeys = l->max_pkeys;
+    c->local_ca_ack_delay = 15;
+    c->phys_port_cnt = 1;
+    c->mode = PVRDMA_DEVICE_MODE_ROCE;
+    c->atomic_ops = PVRDMA_ATOMIC_OP_COMP_SWAP | PVRDMA_ATOMIC_OP_FETCH_ADD;
+    c->bmme_flags = 0;
+    /* A driver older than version 18 only knows RoCE v1. */
+    c->gid_types = s->driver_version < PVRDMA_VERSION_ROCEV2 ?
+                   PVRDMA_GID_TYPE_FLAG_ROCE_V1 : PVRDMA_GID_TYPE_FLAG_ROCE_V2;
+    c->max_fast_reg_page_list_len = l->max_fast_reg_pages;
+}
+
+static bool pvrdma_slot_ok(PvrdmaState *s, uint64_t addr)
+{
+    return addr && dma_memory_valid(pci_get_address_space(PCI_DEVICE(s)),
+                                    addr, RDMA_PAGE_SIZE,
+                                    DMA_DIRECTION_FROM_DEVICE,
+                                    MEMTXATTRS_UNSPECIFIED);
+}
+
+/* Everything the guest created, and the DSR itself, go away. */
+static void pvrdma_unload(PvrdmaState *s)
+{
+    rdma_rm_reset(&s->rm);
+    pvrdma_dev_ring_free(&s->async_ring);
+    pvrdma_dev_ring_free(&s->cq_ring);
+    s->dsr_loaded = false;
+    s->activated = false;
+    s->driver_version = 0;
+    s->cmd_slot = s->resp_slot = 0;
+}
+
+/*
+ * Called when DSRHIGH is written: the driver has filled the region and
+ * expects the capabilities in it when the write returns.  A new DSR
+ * replaces the previous one (a driver that failed its probe loads again
+ * without a reset), dropping every object of the old one.
+ */
+static void pvrdma_load_dsr(PvrdmaState *s)
+{
+    PvrdmaDsr dsr;
+    dma_addr_t addr = ((uint64_t)s->dsr_high << 32) | s->dsr_low;
+
+    if (s->dsr_loaded) {
+        trace_pvrdma_dsr_replaced(s->dsr_addr, addr);
+        pvrdma_unload(s);
+    }
+    s->err = EINVAL;
+    if (!addr || !rdma_dma_read(PCI_DEVICE(s), addr, &dsr, sizeof(dsr))) {
+        pvrdma_guest_error("DSR at 0x%" PRIx64 " is not readable", addr);
+        return;
+    }
+    if (dsr.driver_version < PVRDMA_VERSION_ROCEV1) {
+        pvrdma_guest_error("driver version %u is older than %u",
+                           dsr.driver_version, PVRDMA_VERSION_ROCEV1);
+        return;
+    }
+    if (!pvrdma_slot_ok(s, dsr.cmd_slot_dma) ||
+        !pvrdma_slot_ok(s, dsr.resp_slot_dma)) {
+        pvrdma_guest_error("DSR command/response slot not in guest memory");
+        return;
+    }
+    if (!pvrdma_dev_ring_load(s, &s->async_ring, dsr.async_ring_pages,
+                              sizeof(PvrdmaEqe), "async")) {
+        return;
+    }
+    if (!pvrdma_dev_ring_load(s, &s->cq_ring, dsr.cq_ring_pages,
+                              sizeof(PvrdmaCqne), "CQ notification")) {
+        pvrdma_dev_ring_free(&s->async_ring);
+        return;
+    }
+    s->driver_version = dsr.driver_version;
+    s->cmd_slot = dsr.cmd_slot_dma;
+    s->resp_slot = dsr.resp_slot_dma;
+    pvrdma_fill_caps(s, &s->caps);
+    if (!rdma_dma_write(PCI_DEVICE(s), addr + offsetof(PvrdmaDsr, caps),
+                        &s->caps, sizeof(s->caps))) {
+        pvrdma_guest_error("cannot write the capabilities into the DSR");
+        pvrdma_dev_ring_free(&s->async_ring);
+        pvrdma_dev_ring_free(&s->cq_ring);
+        return;
+    }
+    s->dsr_addr = addr;
+    s->dsr_loaded = true;
+    s->err = 0;
+    trace_pvrdma_dsr_loaded(addr, dsr.driver_version);
+}
+
+/* Device reset: CTL=RESET, system reset, unplug. */
+static void pvrdma_reset_state(PvrdmaState *s)
+{
+    pvrdma_unload(s);
+    s->dsr_low = s->dsr_high = 0;
+    s->err = 0;
+    s->icr = 0;
+    s->imr = ~0u;
+    s->mac_lo = ldl_le_p(s->mac);
+    s->mac_hi = lduw_le_p(s->mac + 4);
+    pci_set_irq(PCI_DEVICE(s), 0);
+}
+
+static void pvrdma_ctl(PvrdmaState *s, uint32_t val)
+{
+    switch (val) {
+    case PVRDMA_CTL_ACTIVATE:
+    case PVRDMA_CTL_UNQUIESCE:
+        if (!s->dsr_loaded) {
+            pvrdma_guest_error("CTL %u before a DSR was loaded", val);
+            s->err = ENODEV;
+            return;
+        }
+        s->activated = true;
+        s->err = 0;
+        break;
+    case PVRDMA_CTL_RESET:
+        pvrdma_reset_state(s);
+        break;
+    default:
+        pvrdma_guest_error("unknown CTL value %u", val);
+        s->err = EINVAL;
+        break;
+    }
+}
+
+/* BAR1: registers */
+
+static uint64_t pvrdma_regs_read(void *opaque, hwaddr addr, unsigned size)
+{
+    PvrdmaState *s = opaque;
+    uint32_t val = 0;
+
+    switch (addr) {
+    case PVRDMA_REG_VERSION:
+        val = PVRDMA_VERSION_QPHANDLE;
+        break;
+    case PVRDMA_REG_DSRLOW:
+        val = s->dsr_low;
+        break;
+    case PVRDMA_REG_DSRHIGH:
+        val = s->dsr_high;
+        break;
+    case PVRDMA_REG_ERR:
+        val = s->err;
+        break;
+    case PVRDMA_REG_ICR:
+        /* Read to clear: the legacy interrupt handler acknowledges here. */
+        val = s->icr;
+        s->icr = 0;
+        pci_set_irq(PCI_DEVICE(s), 0);
+        break;
+    case PVRDMA_REG_IMR:
+        val = s->imr;
+        break;
+    case PVRDMA_REG_MACL:
+        val = s->mac_lo;
+        break;
+    case PVRDMA_REG_MACH:
+        val = s->mac_hi;
+        break;
+    case PVRDMA_REG_CTL:
+    case PVRDMA_REG_REQUEST:
+        break;                      /* write-only, read as zero */
+    default:
+        pvrdma_guest_error("read of unknown register 0x%" HWADDR_PRIx, addr);
+        break;
+    }
+    trace_pvrdma_regs_read(addr, val);
+    return val;
+}
+
+static void pvrdma_regs_write(void *opaque, hwaddr addr, uint64_t val,
+                              unsigned size)
+{
+    PvrdmaState *s = opaque;
+
+    trace_pvrdma_regs_write(addr, val);
+    switch (addr) {
+    case PVRDMA_REG_DSRLOW:
+        s->dsr_low = val;
+        break;
+    case PVRDMA_REG_DSRHIGH:
+        s->dsr_high = val;
+        pvrdma_load_dsr(s);
+        break;
+    case PVRDMA_REG_CTL:
+        pvrdma_ctl(s, val);
+        break;
+    case PVRDMA_REG_REQUEST:
+        pvrdma_exec_cmd(s);
+        break;
+    case PVRDMA_REG_ICR:
+        s->icr &= ~val;             /* write one to clear */
+        if (!s->icr) {
+            pci_set_irq(PCI_DEVICE(s), 0);
+        }
+        break;
+    case PVRDMA_REG_IMR:
+        s->imr = val;
+        break;
+    case PVRDMA_REG_MACL:
+        s->mac_lo = val;
+        break;
+    case PVRDMA_REG_MACH:
+        s->mac_hi = val & 0xffff;
+        break;
+    case PVRDMA_REG_VERSION:
+    case PVRDMA_REG_ERR:
+        pvrdma_guest_error("write to read-only register 0x%" HWADDR_PRIx,
+                           addr);
+        break;
+    default:
+        pvrdma_guest_error("write to unknown register 0x%" HWADDR_PRIx, addr);
+        break;
+    }
+}
+
+static const MemoryRegionOps pvrdma_regs_ops = {
+    .read = pvrdma_regs_read,
+    .write = pvrdma_regs_write,
+    .endianness = DEVICE_LITTLE_ENDIAN,
+    .impl = {
+        .min_access_size = 4,
+        .max_access_size = 4,
+    },
+};
+
+/* BAR2: UAR doorbell pages */
+
+static uint64_t pvrdma_uar_read(void *opaque, hwaddr addr, unsigned size)
+{
+    /* Doorbells are write-only; a read returns 0 (CVE-2018-20191). */
+    pvrdma_guest_error("read of UAR doorbell 0x%" HWADDR_PRIx, addr);
+    return 0;
+}
+
+static void pvrdma_uar_cq(PvrdmaState *s, uint32_t val)
+{
+    uint32_t handle = val & PVRDMA_UAR_HANDLE_MASK;
+    RdmaCq *cq = rdma_rm_get(&s->rm, RDMA_RES_CQ, handle);
+
+    if (!cq) {
+        pvrdma_guest_error("CQ doorbell for unknown CQ %u", handle);
+        return;
+    }
+    if (val & PVRDMA_UAR_CQ_ARM) {
+        cq->armed = true;
+        cq->armed_solicited = !!(val & PVRDMA_UAR_CQ_ARM_SOL);
+    }
+    trace_pvrdma_uar_cq(handle, val);
+}
+
+static void pvrdma_uar_write(void *opaque, hwaddr addr, uint64_t val,
+                             unsigned size)
+{
+    PvrdmaState *s = opaque;
+    uint32_t handle = val & PVRDMA_UAR_HANDLE_MASK;
+
+    if (!s->dsr_loaded) {
+        pvrdma_guest_error("doorbell before the device was set up");
+        return;
+    }
+    switch (addr & (PVRDMA_UAR_PAGE_SIZE - 1)) {
+    case PVRDMA_UAR_QP_OFFSET:
+        if (!rdma_rm_get(&s->rm, RDMA_RES_QP, handle)) {
+            pvrdma_guest_error("QP doorbell for unknown QP %u", handle);
+            return;
+        }
+        qemu_log_mask(LOG_UNIMP, "pvrdma: QP %u doorbell: the data path "
+                      "is not implemented yet\n", handle);
+        break;
+    case PVRDMA_UAR_CQ_OFFSET:
+        pvrdma_uar_cq(s, val);
+        break;
+    case PVRDMA_UAR_SRQ_OFFSET:
+        if (!rdma_rm_get(&s->rm, RDMA_RES_SRQ, handle)) {
+            pvrdma_guest_error("SRQ doorbell for unknown SRQ %u", handle);
+            return;
+        }
+        qemu_log_mask(LOG_UNIMP, "pvrdma: SRQ %u doorbell: the data path "
+                      "is not implemented yet\n", handle);
+        break;
+    default:
+        pvrdma_guest_error("write to unknown UAR offset 0x%" HWADDR_PRIx,
+                           addr);
+        break;
+    }
+}
+
+static const MemoryRegionOps pvrdma_uar_ops = {
+    .read = pvrdma_uar_read,
+    .write = pvrdma_uar_write,
+    .endianness = DEVICE_LITTLE_ENDIAN,
+    .impl = {
+        .min_access_size = 4,
+        .max_access_size = 4,
+    },
+};
+
+/* QOM */
+
+static bool pvrdma_check_function0(PvrdmaState *s, Error **errp)
+{
+    PCIDevice *pdev = PCI_DEVICE(s);
+    unsigned slot = PCI_SLOT(pdev->devfn);
+    PCIDevice *fn0 = NULL;
+    g_autofree char *mac = NULL;
+
+    if (PCI_FUNC(pdev->devfn) != 0) {
+        fn0 = pci_find_device(pci_get_bus(pdev), pci_dev_bus_num(pdev),
+                              PCI_DEVFN(slot, 0));
+    }
+    if (!fn0 || !object_dynamic_cast(OBJECT(fn0), "vmxnet3")) {
+        error_setg(errp, "pvrdma must be function 1 of a slot whose function "
+                   "0 is a vmxnet3 (the guest driver pairs them by slot)");
+        error_append_hint(errp, "Use -device vmxnet3,addr=%x.0,"
+                          "multifunction=on,netdev=<id> before "
+                          "-device pvrdma,addr=%x.1\n", slot, slot);
+        return false;
+    }
+    mac = object_property_get_str(OBJECT(fn0), "mac", NULL);
+    if (!mac || sscanf(mac, "%hhx:%hhx:%hhx:%hhx:%hhx:%hhx", &s->mac[0],
+                       &s->mac[1], &s->mac[2], &s->mac[3], &s->mac[4],
+                       &s->mac[5]) != 6) {
+        error_setg(errp, "cannot read the MAC address of the vmxnet3 "
+                   "function");
+        return false;
+    }
+    return true;
+}
+
+static bool pvrdma_param_ok(uint64_t val, uint64_t lo, uint64_t hi,
+                            const char *name, Error **errp)
+{
+    if (val < lo || val > hi) {
+        error_setg(errp, "%s=%" PRIu64 " is out of range %" PRIu64 "..%"
+                   PRIu64, name, val, lo, hi);
+        return false;
+    }
+    return true;
+}
+
+static bool pvrdma_check_params(PvrdmaState *s, Error **errp)
+{
+    const PvrdmaParams *p = &s->params;
+
+    /* The guest's user library indexes QPs by the low 16 bits. */
+    if (!pvrdma_param_ok(p->max_qp, 4, 65536, "dev-caps-max-qp", errp) ||
+        !pvrdma_param_ok(p->max_cq, 2, 65536, "dev-caps-max-cq", errp) ||
+        !pvrdma_param_ok(p->max_pd, 2, 65536, "dev-caps-max-pd", errp) ||
+        !pvrdma_param_ok(p->max_mr, 2, 1 << 20, "dev-caps-max-mr", errp) ||
+        !pvrdma_param_ok(p->max_ah, 1, 65536, "dev-caps-max-ah", errp) ||
+        !pvrdma_param_ok(p->max_srq, 0, 65536, "dev-caps-max-srq", errp) ||
+        /* A send WQE with max_sge entries must fit in one page. */
+        !pvrdma_param_ok(p->max_sge, 1, 64, "dev-caps-max-sge", errp) ||
+        !pvrdma_param_ok(p->max_mr_size, RDMA_PAGE_SIZE,
+                         (uint64_t)PVRDMA_PAGE_DIR_MAX_PAGES * RDMA_PAGE_SIZE,
+                         "dev-caps-max-mr-size", errp) ||
+        !pvrdma_param_ok(p->max_mr_pages_total, 1, 1ull << 32,
+                         "max-mr-pages-total", errp)) {
+        return false;
+    }
+
+    if (p->ibdev) {
+        error_setg(errp, "ibdev=%s: the ibverbs backend is not part of this "
+                   "build yet; omit ibdev= to use the built-in soft backend",
+                   p->ibdev);
+        return false;
+    }
+    if (p->netdev || qemu_chr_fe_backend_connected(&s->params.mad_chr)) {
+        error_setg(errp, "netdev= and mad-chardev= are only used with "
+                   "ibdev= (the ibverbs backend)");
+        return false;
+    }
+    if (p->ibport != 1) {
+        error_setg(errp, "ibport=%u: the soft backend has one port, 1",
+                   p->ibport);
+        return false;
+    }
+    return true;
+}
+
+static void pvrdma_init_limits(PvrdmaState *s, RdmaDevLimits *l)
+{
+    const PvrdmaParams *p = &s->params;
+
+    memset(l, 0, sizeof(*l));
+    l->max_mr_size = p->max_mr_size;
+    l->max_uc = PVRDMA_MAX_UAR;
+    l->max_pd = p->max_pd;
+    l->max_cq = p->max_cq;
+    l->max_cqe = 65536;
+    l->max_qp = p->max_qp;
+    l->max_qp_wr = 4096;
+    l->max_sge = p->max_sge;
+    l->max_srq = p->max_srq;
+    l->max_srq_wr = 4096;
+    l->max_srq_sge = p->max_sge;
+    l->max_mr = p->max_mr;
+    l->max_ah = p->max_ah;
+    l->max_qp_rd_atom = 16;
+    l->max_qp_init_rd_atom = 16;
+    l->max_fast_reg_pages = PVRDMA_MAX_FAST_REG_PAGES;
+    l->max_ring_pages = 8192;
+    l->max_mr_pages_total = p->max_mr_pages_total;
+    l->gid_tbl_len = PVRDMA_GID_TBL_LEN;
+    l->max_pkeys = 1;
+    l->max_mtu = PVRDMA_MTU_4096;
+}
+
+static void pvrdma_realize(PCIDevice *pdev, Error **errp)
+{
+    PvrdmaState *s = PVRDMA(pdev);
+    RdmaDevLimits limits;
+
+    if (!pvrdma_check_params(s, errp) || !pvrdma_check_function0(s, errp)) {
+        return;
+    }
+
+    pci_config_set_interrupt_pin(pdev->config, 1);
+    memory_region_init_io(&s->regs, OBJECT(s), &pvrdma_regs_ops, s,
+                          "pvrdma-regs", PVRDMA_REGS_SIZE);
+    memory_region_init_io(&s->uar, OBJECT(s), &pvrdma_uar_ops, s,
+                          "pvrdma-uar", PVRDMA_MAX_UAR * PVRDMA_UAR_PAGE_SIZE);
+    if (msix_init_exclusive_bar(pdev, PVRDMA_MSIX_VECTORS, PVRDMA_BAR_MSIX,
+                                errp)) {
+        return;
+    }
+    for (unsigned v = 0; v < PVRDMA_MSIX_VECTORS; v++) {
+        msix_vector_use(pdev, v);
+    }
+    pci_register_bar(pdev, PVRDMA_BAR_REGS, PCI_BASE_ADDRESS_SPACE_MEMORY,
+                     &s->regs);
+    pci_register_bar(pdev, PVRDMA_BAR_UAR, PCI_BASE_ADDRESS_SPACE_MEMORY |
+                     PCI_BASE_ADDRESS_MEM_TYPE_64, &s->uar);
+
+    s->backend = rdma_soft_backend_new(&s->rm, errp);
+    if (!s->backend) {
+        msix_uninit_exclusive_bar(pdev);
+        return;
+    }
+    pvrdma_init_limits(s, &limits);
+    s->backend->ops->limits(s->backend, &limits);
+    if (!rdma_rm_init(&s->rm, pdev, s->backend, &limits, errp)) {
+        s->backend->ops->destroy(s->backend);
+        s->backend = NULL;
+        msix_uninit_exclusive_bar(pdev);
+        return;
+    }
+    pvrdma_reset_state(s);
+}
+
+static void pvrdma_exit(PCIDevice *pdev)
+{
+    PvrdmaState *s = PVRDMA(pdev);
+
+    pvrdma_reset_state(s);
+    rdma_rm_fini(&s->rm);
+    s->backend->ops->destroy(s->backend);
+    s->backend = NULL;
+    msix_uninit_exclusive_bar(pdev);
+}
+
+static void pvrdma_reset_hold(Object *obj, ResetType type)
+{
+    pvrdma_reset_state(PVRDMA(obj));
+}
+
+static const Property pvrdma_properties[] = {
+    DEFINE_PROP_STRING("ibdev", PvrdmaState, params.ibdev),
+    DEFINE_PROP_STRING("netdev", PvrdmaState, params.netdev),
+    DEFINE_PROP_UINT8("ibport", PvrdmaState, params.ibport, 1),
+    DEFINE_PROP_CHR("mad-chardev", PvrdmaState, params.mad_chr),
+    DEFINE_PROP_UINT64("dev-caps-max-mr-size", PvrdmaState,
+                       params.max_mr_size,
+                       (uint64_t)PVRDMA_PAGE_DIR_MAX_PAGES * RDMA_PAGE_SIZE),
+    DEFINE_PROP_UINT32("dev-caps-max-qp", PvrdmaState, params.max_qp, 1024),
+    DEFINE_PROP_UINT32("dev-caps-max-sge", PvrdmaState, params.max_sge, 32),
+    DEFINE_PROP_UINT32("dev-caps-max-cq", PvrdmaState, params.max_cq, 1024),
+    DEFINE_PROP_UINT32("dev-caps-max-mr", PvrdmaState, params.max_mr, 4096),
+    DEFINE_PROP_UINT32("dev-caps-max-pd", PvrdmaState, params.max_pd, 1024),
+    DEFINE_PROP_UINT32("dev-caps-max-ah", PvrdmaState, params.max_ah, 1024),
+    DEFINE_PROP_UINT32("dev-caps-max-srq", PvrdmaState, params.max_srq, 512),
+    DEFINE_PROP_UINT64("max-mr-pages-total", PvrdmaState,
+                       params.max_mr_pages_total, 4 * 1024 * 1024),
+};
+
+static const VMStateDescription vmstate_pvrdma = {
+    .name = "pvrdma",
+    /* Guest objects live in the backend; migration is a later addition. */
+    .unmigratable = 1,
+};
+
+static void pvrdma_class_init(ObjectClass *klass, void *data)
+{
+    DeviceClass *dc = DEVICE_CLASS(klass);
+    PCIDeviceClass *k = PCI_DEVICE_CLASS(klass);
+    ResettableClass *rc = RESETTABLE_CLASS(klass);
+
+    k->realize = pvrdma_realize;
+    k->exit = pvrdma_exit;
+    k->vendor_id = PVRDMA_PCI_VENDOR_ID_VMWARE;
+    k->device_id = PVRDMA_PCI_DEVICE_ID;
+    k->revision = PVRDMA_REV_ID;
+    k->class_id = PCI_CLASS_NETWORK_OTHER;
+    dc->desc = "VMware paravirtual RDMA (PVRDMA), function 1 beside a "
+               "vmxnet3";
+    dc->vmsd = &vmstate_pvrdma;
+    rc->phases.hold = pvrdma_reset_hold;
+    device_class_set_props(dc, pvrdma_properties);
+    set_bit(DEVICE_CATEGORY_NETWORK, dc->categories);
+}
+
+static const TypeInfo pvrdma_types[] = {
+    {
+        .name = TYPE_PVRDMA,
+        .parent = TYPE_PCI_DEVICE,
+        .instance_size = sizeof(PvrdmaState),
+        .class_init = pvrdma_class_init,
+        .interfaces = (InterfaceInfo[]) {
+            { INTERFACE_CONVENTIONAL_PCI_DEVICE },
+            { }
+        },
+    },
+};
+
+DEFINE_TYPES(pvrdma_types)

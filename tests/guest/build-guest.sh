@@ -1,0 +1,338 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+#
+# Assemble the lane-2 test guest from Debian packages, at test time:
+#   - Debian's current kernel (the ABI named by linux-image-amd64),
+#   - vmw_pvrdma.ko built out of tree from the same kernel release's source
+#     (Debian does not enable CONFIG_INFINIBAND_VMWARE_PVRDMA),
+#   - an initramfs (cpio newc, gzip) holding busybox-static, the RDMA and
+#     vmxnet3 modules, kmod, and the RDMA user space copied from this host
+#     with all of its shared libraries; its /init is tests/guest/init.
+#
+# Usage: build-guest.sh [outdir]        (default: build/guest in the tree)
+#
+# Idempotent: every step is keyed on the kernel ABI (and the initramfs on a
+# hash of its inputs), and skipped when already done.  Afterwards
+#   <outdir>/vmlinuz, <outdir>/initrd.img     point at the current guest,
+#   <outdir>/abi                              holds the kernel ABI.
+#
+# Environment:
+#   GUEST_KERNEL_ABI   use this ABI instead of resolving linux-image-amd64
+#   GUEST_MODULES      modules put in the initramfs (with their deps)
+#   GUEST_FORCE=1      rebuild the initramfs even if its key matches
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+top=$(cd "$here/../.." && pwd)
+outdir=${1:-$top/build/guest}
+apt_setup=$top/scripts/apt-setup.sh
+init_script=$here/init
+
+say() { printf '[guest] %s\n' "$*"; }
+die() { printf '[guest] error: %s\n' "$*" >&2; exit 1; }
+
+[ -x "$apt_setup" ] || die "missing $apt_setup (the project's apt helper)"
+[ -f "$init_script" ] || die "missing the guest's init script $init_script"
+
+# Modules the guest may load; their dependencies are added automatically.
+# vmxnet3 must be bound before vmw_pvrdma probes (the driver pairs with the
+# vmxnet3 function 0 of its slot).
+modules=${GUEST_MODULES:-configfs ib_core ib_uverbs ib_umad ib_cm iw_cm rdma_cm rdma_ucm vmxnet3 vmw_pvrdma crc32_generic rdma_rxe}
+
+# User space copied into the guest (found in PATH on the host).
+user_bins=(
+    ibv_devinfo ibv_devices ibv_rc_pingpong ibv_uc_pingpong ibv_ud_pingpong
+    ibv_srq_pingpong ibv_xsrq_pingpong ibv_asyncwatch
+    rping ucmatose udaddy rstream
+    ib_send_bw ib_write_bw ib_read_bw ib_atomic_bw
+    ib_send_lat ib_write_lat ib_read_lat ib_atomic_lat
+    rdma ip kmod
+)
+# Host packages that provide the above, the tools to assemble the guest,
+# and the firmware run-guest.sh hands to QEMU.
+host_pkgs=(busybox-static cpio kmod gzip xz-utils make gcc
+           rdma-core ibverbs-providers ibverbs-utils rdmacm-utils perftest
+           iproute2 libc-bin seabios ipxe-qemu)
+
+mkdir -p "$outdir"
+outdir=$(cd "$outdir" && pwd)
+
+# One builder at a time per output directory.
+exec 9>"$outdir/.lock"
+if ! flock -n 9; then
+    say "waiting for another build-guest.sh on $outdir"
+    flock 9
+fi
+
+# --- host packages ---------------------------------------------------------
+say "checking host packages"
+"$apt_setup" "${host_pkgs[@]}" ||
+    die "could not install the host packages: ${host_pkgs[*]}"
+
+# --- kernel ABI ------------------------------------------------------------
+abi=${GUEST_KERNEL_ABI:-}
+if [ -z "$abi" ]; then
+    abi=$(apt-cache depends linux-image-amd64 2>/dev/null |
+          awk '$1 == "Depends:" && $2 ~ /^linux-image-[0-9]/ { sub(/^linux-image-/, "", $2); print $2; exit }')
+    [ -n "$abi" ] ||
+        die "apt-cache depends linux-image-amd64 names no linux-image-<abi> (run scripts/apt-setup.sh, which runs apt-get update)"
+fi
+case $abi in
+    [0-9]*.[0-9]*-amd64) ;;
+    *) die "unexpected kernel ABI '$abi' (want e.g. 6.1.0-NN-amd64)" ;;
+esac
+kver=$(echo "$abi" | cut -d. -f1-2)          # 6.1
+src_pkg=linux-source-$kver
+src_tar=/usr/src/$src_pkg.tar.xz
+say "kernel ABI $abi (source package $src_pkg)"
+
+work=$outdir/$abi
+mkdir -p "$work"
+root=$work/root
+
+# --- kernel image ----------------------------------------------------------
+img_pkg=linux-image-$abi
+if [ ! -e "$work/.stamp-kernel" ]; then
+    rm -rf "$work/dl" "$root"
+    mkdir -p "$work/dl"
+    say "downloading $img_pkg"
+    (cd "$work/dl" && apt-get download -q "$img_pkg" 2>&1 | grep -v '^W: Download is performed unsandboxed' >&2) ||
+        true
+    deb=$(ls "$work/dl/${img_pkg}_"*.deb 2>/dev/null | head -1)
+    [ -n "$deb" ] || die "apt-get download $img_pkg gave no .deb (is the Debian archive reachable?)"
+    say "extracting $(basename "$deb")"
+    dpkg-deb -x "$deb" "$root" || die "dpkg-deb -x $deb failed"
+    [ -f "$root/boot/vmlinuz-$abi" ] || die "$deb holds no boot/vmlinuz-$abi"
+    [ -d "$root/lib/modules/$abi/kernel" ] || die "$deb holds no lib/modules/$abi"
+    dpkg-deb -f "$deb" Version >"$work/kernel-version"
+    touch "$work/.stamp-kernel"
+else
+    say "kernel $abi already extracted"
+fi
+img_ver=$(cat "$work/kernel-version")
+
+# --- headers and source ----------------------------------------------------
+hdr_pkg=linux-headers-$abi
+say "checking $hdr_pkg and $src_pkg"
+"$apt_setup" "$hdr_pkg" "$src_pkg" || die "could not install $hdr_pkg / $src_pkg"
+src_ver=$(dpkg-query -W -f='${Version}' "$src_pkg" 2>/dev/null || true)
+if [ "$src_ver" != "$img_ver" ]; then
+    say "$src_pkg is $src_ver but the kernel is $img_ver: installing $src_pkg=$img_ver"
+    if "$apt_setup" "$src_pkg=$img_ver"; then
+        src_ver=$(dpkg-query -W -f='${Version}' "$src_pkg")
+    else
+        say "warning: $src_pkg=$img_ver is not available; building vmw_pvrdma from $src_ver"
+    fi
+fi
+hdr_dir=/usr/src/linux-headers-$abi
+[ -f "$hdr_dir/Makefile" ] || die "$hdr_dir/Makefile missing after installing $hdr_pkg"
+[ -f "$src_tar" ] || die "$src_tar missing after installing $src_pkg"
+
+# --- vmw_pvrdma.ko ---------------------------------------------------------
+ko=$work/vmw_pvrdma/vmw_pvrdma.ko
+mod_key="$abi $src_ver"
+if [ ! -f "$ko" ] || [ "$(cat "$work/.stamp-vmw_pvrdma" 2>/dev/null)" != "$mod_key" ]; then
+    rm -rf "$work/src" "$work/vmw_pvrdma"
+    mkdir -p "$work/src"
+    say "extracting drivers/infiniband/hw/vmw_pvrdma/ from $src_tar"
+    tar -xJf "$src_tar" -C "$work/src" --wildcards \
+        "$src_pkg/drivers/infiniband/hw/vmw_pvrdma/*" ||
+        die "could not extract drivers/infiniband/hw/vmw_pvrdma/ from $src_tar"
+    mv "$work/src/$src_pkg/drivers/infiniband/hw/vmw_pvrdma" "$work/vmw_pvrdma"
+    rm -rf "$work/src"
+    say "building vmw_pvrdma.ko against $hdr_dir"
+    if ! make -C "$hdr_dir" M="$work/vmw_pvrdma" CONFIG_INFINIBAND_VMWARE_PVRDMA=m \
+            -j"$(nproc)" modules >"$work/vmw_pvrdma.build.log" 2>&1; then
+        tail -n 30 "$work/vmw_pvrdma.build.log" >&2
+        die "building vmw_pvrdma.ko failed (full log: $work/vmw_pvrdma.build.log)"
+    fi
+    [ -f "$ko" ] || die "the module build produced no $ko"
+    vm=$(modinfo -F vermagic "$ko" | awk '{print $1}')
+    [ "$vm" = "$abi" ] || die "vmw_pvrdma.ko has vermagic $vm, want $abi"
+    echo "$mod_key" >"$work/.stamp-vmw_pvrdma"
+else
+    say "vmw_pvrdma.ko for $abi already built"
+fi
+# Make it part of the kernel's module tree so modprobe/depmod know it.
+mkdir -p "$root/lib/modules/$abi/extra"
+if ! cmp -s "$ko" "$root/lib/modules/$abi/extra/vmw_pvrdma.ko"; then
+    cp "$ko" "$root/lib/modules/$abi/extra/vmw_pvrdma.ko"
+    depmod -b "$root" "$abi" || die "depmod -b $root $abi failed"
+fi
+
+# --- initramfs -------------------------------------------------------------
+resolve_bin() {
+    local p
+    p=$(PATH=$PATH:/usr/sbin:/sbin command -v "$1" 2>/dev/null) || return 1
+    case $p in /*) echo "$p" ;; *) return 1 ;; esac
+}
+
+bin_paths=()
+for b in "${user_bins[@]}"; do
+    p=$(resolve_bin "$b") || die "host binary '$b' not found (package missing?)"
+    bin_paths+=("$p")
+done
+busybox=$(resolve_bin busybox) || die "busybox not found (install busybox-static)"
+file -L "$busybox" 2>/dev/null | grep -q 'statically linked' ||
+    ldd "$busybox" 2>&1 | grep -q 'not a dynamic executable' ||
+    die "$busybox is not static (install busybox-static)"
+
+prov_dir=/usr/lib/x86_64-linux-gnu/libibverbs
+[ -f "$prov_dir/libvmw_pvrdma-rdmav34.so" ] ||
+    die "missing $prov_dir/libvmw_pvrdma-rdmav34.so (install ibverbs-providers)"
+[ -f /etc/libibverbs.d/vmw_pvrdma.driver ] ||
+    die "missing /etc/libibverbs.d/vmw_pvrdma.driver (install ibverbs-providers)"
+
+pkg_versions=$(dpkg-query -W -f='${Package}=${Version}\n' \
+    busybox-static kmod rdma-core ibverbs-providers ibverbs-utils \
+    rdmacm-utils perftest iproute2 libc6 libibverbs1 librdmacm1 2>/dev/null || true)
+initrd_key=$( {
+    echo "$abi $src_ver $img_ver"
+    echo "$modules"
+    echo "${user_bins[*]}"
+    echo "$pkg_versions"
+    sha256sum "$init_script" "${BASH_SOURCE[0]}" "$ko" | awk '{print $1}'
+} | sha256sum | awk '{print $1}')
+
+initrd=$work/initrd.img
+if [ -f "$initrd" ] && [ "$(cat "$work/.stamp-initrd" 2>/dev/null)" = "$initrd_key" ] &&
+   [ "${GUEST_FORCE:-0}" != 1 ]; then
+    say "initramfs for $abi up to date"
+else
+    stage=$work/initramfs
+    say "assembling the initramfs in $stage"
+    rm -rf "$stage"
+    mkdir -p "$stage"/{usr/bin,usr/sbin,usr/lib/x86_64-linux-gnu,usr/lib64,etc,proc,sys,dev,run,tmp,root,mnt,var}
+    ln -s usr/bin "$stage/bin"
+    ln -s usr/sbin "$stage/sbin"
+    ln -s usr/lib "$stage/lib"
+    ln -s usr/lib64 "$stage/lib64"
+    chmod 1777 "$stage/tmp"
+    # The kernel opens /dev/console for init before init mounts devtmpfs.
+    mknod -m 600 "$stage/dev/console" c 5 1 || die "mknod $stage/dev/console failed (needs root)"
+    mknod -m 666 "$stage/dev/null" c 1 3 || die "mknod $stage/dev/null failed (needs root)"
+
+    # Copy a host file to the same path in the stage, following symlinks.
+    put() {
+        local f=$1 d
+        d=$stage$f
+        [ -e "$d" ] && return 0
+        mkdir -p "$(dirname "$d")"
+        cp -L "$f" "$d" || die "could not copy $f"
+    }
+    # Copy an ELF file and every shared library it needs.
+    put_elf() {
+        local f=$1 lib out
+        put "$f"
+        out=$(ldd "$f" 2>&1) || {
+            echo "$out" | grep -q 'not a dynamic executable' && return 0
+            die "ldd $f failed: $out"
+        }
+        if echo "$out" | grep -q 'not found'; then
+            die "$f needs libraries missing on the host: $(echo "$out" | grep 'not found' | tr -s ' \t' ' ')"
+        fi
+        for lib in $(echo "$out" | awk '$2 == "=>" && $3 ~ /^\// {print $3} $1 ~ /^\// {print $1}'); do
+            put "$lib"
+        done
+    }
+
+    # busybox, and its applets for everything not provided by a real tool
+    cp "$busybox" "$stage/usr/bin/busybox"
+    skip=" ip modprobe insmod rmmod lsmod modinfo depmod init linuxrc "
+    for a in $("$busybox" --list); do
+        case $skip in *" $a "*) continue ;; esac
+        [ -e "$stage/usr/bin/$a" ] || ln -s busybox "$stage/usr/bin/$a"
+    done
+
+    # user space and its libraries
+    for p in "${bin_paths[@]}"; do
+        put_elf "$p"
+    done
+    # the dynamic loader itself
+    put /lib64/ld-linux-x86-64.so.2
+    # libibverbs providers (dlopen()ed, so ldd of the tools misses them)
+    for p in "$prov_dir"/*.so; do
+        put_elf "$p"
+    done
+    mkdir -p "$stage/etc/libibverbs.d"
+    cp /etc/libibverbs.d/*.driver "$stage/etc/libibverbs.d/"
+    # librdmacm's own provider directory, if any (rsocket preload)
+    [ -d /usr/lib/x86_64-linux-gnu/rdma-core ] && cp -a /usr/lib/x86_64-linux-gnu/rdma-core "$stage/usr/lib/x86_64-linux-gnu/" || true
+    # kmod provides modprobe & co. (it reads modules.dep.bin)
+    for a in modprobe insmod rmmod lsmod modinfo depmod; do
+        ln -sf ../bin/kmod "$stage/usr/sbin/$a"
+    done
+
+    # kernel modules: the requested ones and their dependencies, in the
+    # kernel's own layout, then depmod for the guest's modprobe.
+    mdir=$stage/usr/lib/modules/$abi
+    mkdir -p "$mdir"
+    order=$work/modules.order.guest
+    : >"$order"
+    for m in $modules; do
+        deps=$(modprobe -d "$root" -S "$abi" --show-depends "$m" 2>&1) ||
+            die "module $m is not in $img_pkg: $deps"
+        echo "$deps" | while read -r kind path _; do
+            [ "$kind" = insmod ] || continue
+            rel=${path#"$root"/lib/modules/"$abi"/}
+            if [ ! -e "$mdir/$rel" ]; then
+                mkdir -p "$(dirname "$mdir/$rel")"
+                case $rel in
+                    *.ko.xz) xz -dc "$path" >"$mdir/${rel%.xz}" ;;
+                    *.ko.zst) zstd -qdc "$path" >"$mdir/${rel%.zst}" ;;
+                    *.ko.gz) gzip -dc "$path" >"$mdir/${rel%.gz}" ;;
+                    *) cp "$path" "$mdir/$rel" ;;
+                esac
+                echo "${rel%.*}.ko" | sed 's/\.ko\.ko$/.ko/' >>"$order"
+            fi
+        done
+    done
+    for f in modules.builtin modules.builtin.modinfo; do
+        [ -f "$root/lib/modules/$abi/$f" ] && cp "$root/lib/modules/$abi/$f" "$mdir/"
+    done
+    cp "$order" "$mdir/modules.order"
+    depmod -b "$stage" "$abi" || die "depmod -b $stage $abi failed"
+    # The order the guest's init loads them in (dependencies first).
+    : >"$stage/etc/guest-modules"
+    for m in $modules; do
+        modprobe -d "$stage" -S "$abi" --show-depends "$m" |
+            awk '$1 == "insmod" { n = $2; sub(/.*\//, "", n); sub(/\.ko.*/, "", n); print n }'
+    done | awk '!seen[$0]++' >"$stage/etc/guest-modules"
+
+    # configuration
+    printf '%s\n' /usr/lib/x86_64-linux-gnu /lib/x86_64-linux-gnu /usr/lib /lib >"$stage/etc/ld.so.conf"
+    ldconfig -r "$stage" 2>/dev/null || die "ldconfig -r $stage failed"
+    echo 'root:x:0:0:root:/root:/bin/sh' >"$stage/etc/passwd"
+    echo 'root:x:0:' >"$stage/etc/group"
+    printf '127.0.0.1 localhost\n10.0.2.15 guest\n' >"$stage/etc/hosts"
+    echo guest >"$stage/etc/hostname"
+    echo "$abi" >"$stage/etc/guest-abi"
+    install -m 0755 "$init_script" "$stage/init"
+
+    # Sanity check: every program and provider resolves all of its
+    # libraries inside the stage, with the stage's own loader and cache.
+    for p in "${bin_paths[@]}" "$prov_dir"/*.so; do
+        out=$(chroot "$stage" /lib64/ld-linux-x86-64.so.2 --list "$p" 2>&1) ||
+            die "$p does not link inside the initramfs: $out"
+        if echo "$out" | grep -q 'not found'; then
+            die "$p misses libraries inside the initramfs: $(echo "$out" | grep 'not found' | tr -s ' \t' ' ')"
+        fi
+    done
+    out=$(chroot "$stage" /usr/bin/ibv_devinfo --help 2>&1 || true)
+    echo "$out" | grep -q '^Usage:' ||
+        die "ibv_devinfo does not run inside the initramfs stage: $out"
+    chroot "$stage" /usr/sbin/modprobe -S "$abi" --show-depends vmw_pvrdma >/dev/null ||
+        die "the guest's modprobe cannot resolve vmw_pvrdma in the stage"
+
+    say "packing $(du -sh "$stage" | cut -f1) into $initrd"
+    (cd "$stage" && find . -print0 | LC_ALL=C sort -z |
+        cpio --null -o -H newc --quiet -R 0:0) | gzip -6 >"$initrd.tmp" ||
+        die "cpio/gzip of $stage failed"
+    mv "$initrd.tmp" "$initrd"
+    echo "$initrd_key" >"$work/.stamp-initrd"
+fi
+
+ln -sfn "$abi/root/boot/vmlinuz-$abi" "$outdir/vmlinuz"
+ln -sfn "$abi/initrd.img" "$outdir/initrd.img"
+echo "$abi" >"$outdir/abi"
+say "ready: $outdir/vmlinuz $outdir/initrd.img ($(du -h "$initrd" | cut -f1), ABI $abi)"
