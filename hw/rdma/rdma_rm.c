@@ -37,17 +37,22 @@ static bool rdma_table_init(RdmaTable *t, uint32_t size, uint32_t first)
     return t->slots != NULL;
 }
 
-/* Lowest free handle, or -ENOMEM when the table is full. */
-static int64_t rdma_table_find_free(RdmaTable *t)
+/* Lowest free handle from @start, or -ENOMEM when the table is full. */
+static int64_t rdma_table_find_free_from(RdmaTable *t, uint32_t start)
 {
     uint32_t h;
 
-    for (h = t->first; h < t->size; h++) {
+    for (h = MAX(start, t->first); h < t->size; h++) {
         if (!t->slots[h]) {
             return h;
         }
     }
     return -ENOMEM;
+}
+
+static int64_t rdma_table_find_free(RdmaTable *t)
+{
+    return rdma_table_find_free_from(t, t->first);
 }
 
 static void rdma_table_set(RdmaTable *t, uint32_t h, void *obj)
@@ -89,7 +94,8 @@ bool rdma_rm_init(RdmaResources *rm, PCIDevice *pdev, RdmaBackend *be,
     /*
      * Handle 0 is never handed out: the guest uses context 0 for its
      * kernel and QPN 0 is the SMI QP, which RoCE does not have.  QP
-     * handles double as QP numbers (see rdma_rm_create_qp).
+     * handles double as QP numbers; 1 is kept for the GSI QP (see
+     * rdma_rm_create_qp).
      */
     const uint32_t sizes[RDMA_RES_MAX] = {
         [RDMA_RES_UC] = limits->max_uc, [RDMA_RES_PD] = limits->max_pd,
@@ -103,9 +109,7 @@ bool rdma_rm_init(RdmaResources *rm, PCIDevice *pdev, RdmaBackend *be,
     rm->backend = be;
     rm->pdev = pdev;
     for (i = 0; i < RDMA_RES_MAX; i++) {
-        uint32_t first = i == RDMA_RES_QP ? RDMA_FIRST_QPN : 1;
-
-        if (!rdma_table_init(&rm->tables[i], MAX(sizes[i], first), first)) {
+        if (!rdma_table_init(&rm->tables[i], MAX(sizes[i], 2), 1)) {
             error_setg(errp, "cannot allocate the %s table",
                        rdma_res_names[i]);
             rdma_rm_fini(rm);
@@ -715,7 +719,7 @@ int rdma_rm_create_qp(RdmaResources *rm, const RdmaQpReq *req, RdmaQp **out)
         }
         h = RDMA_GSI_QPN;
     } else {
-        h = rdma_table_find_free(t);
+        h = rdma_table_find_free_from(t, RDMA_FIRST_QPN);
         if (h < 0) {
             return rdma_rm_reject("create_qp", -ENOMEM, "no free QP");
         }

@@ -46,7 +46,7 @@ user_bins=(
     rping ucmatose udaddy rstream
     ib_send_bw ib_write_bw ib_read_bw ib_atomic_bw
     ib_send_lat ib_write_lat ib_read_lat ib_atomic_lat
-    rdma ip kmod
+    rdma ip kmod stdbuf
 )
 # Host packages that provide the above, the tools to assemble the guest,
 # and the firmware run-guest.sh hands to QEMU.
@@ -73,7 +73,7 @@ say "checking host packages"
 abi=${GUEST_KERNEL_ABI:-}
 if [ -z "$abi" ]; then
     abi=$(apt-cache depends linux-image-amd64 2>/dev/null |
-          awk '$1 == "Depends:" && $2 ~ /^linux-image-[0-9]/ { sub(/^linux-image-/, "", $2); print $2; exit }')
+          awk '$1 == "Depends:" && $2 ~ /^linux-image-[0-9]/ { sub(/^linux-image-/, "", $2); print $2; exit }' || true)
     [ -n "$abi" ] ||
         die "apt-cache depends linux-image-amd64 names no linux-image-<abi> (run scripts/apt-setup.sh, which runs apt-get update)"
 fi
@@ -96,15 +96,16 @@ if [ ! -e "$work/.stamp-kernel" ]; then
     rm -rf "$work/dl" "$root"
     mkdir -p "$work/dl"
     say "downloading $img_pkg"
-    (cd "$work/dl" && apt-get download -q "$img_pkg" 2>&1 | grep -v '^W: Download is performed unsandboxed' >&2) ||
+    (cd "$work/dl" && apt-get download -qq "$img_pkg" 2>&1 | grep -v '^W: Download is performed unsandboxed' >&2) ||
         true
-    deb=$(ls "$work/dl/${img_pkg}_"*.deb 2>/dev/null | head -1)
+    deb=$(ls "$work/dl/${img_pkg}_"*.deb 2>/dev/null | head -1 || true)
     [ -n "$deb" ] || die "apt-get download $img_pkg gave no .deb (is the Debian archive reachable?)"
     say "extracting $(basename "$deb")"
     dpkg-deb -x "$deb" "$root" || die "dpkg-deb -x $deb failed"
     [ -f "$root/boot/vmlinuz-$abi" ] || die "$deb holds no boot/vmlinuz-$abi"
     [ -d "$root/lib/modules/$abi/kernel" ] || die "$deb holds no lib/modules/$abi"
     dpkg-deb -f "$deb" Version >"$work/kernel-version"
+    rm -rf "$work/dl"        # 70 MB; the extracted tree is all we need
     touch "$work/.stamp-kernel"
 else
     say "kernel $abi already extracted"
@@ -238,7 +239,7 @@ else
 
     # busybox, and its applets for everything not provided by a real tool
     cp "$busybox" "$stage/usr/bin/busybox"
-    skip=" ip modprobe insmod rmmod lsmod modinfo depmod init linuxrc "
+    skip=" ip stdbuf modprobe insmod rmmod lsmod modinfo depmod init linuxrc "
     for a in $("$busybox" --list); do
         case $skip in *" $a "*) continue ;; esac
         [ -e "$stage/usr/bin/$a" ] || ln -s busybox "$stage/usr/bin/$a"
@@ -258,6 +259,11 @@ else
     cp /etc/libibverbs.d/*.driver "$stage/etc/libibverbs.d/"
     # librdmacm's own provider directory, if any (rsocket preload)
     [ -d /usr/lib/x86_64-linux-gnu/rdma-core ] && cp -a /usr/lib/x86_64-linux-gnu/rdma-core "$stage/usr/lib/x86_64-linux-gnu/" || true
+    # glibc dlopen()s libgcc_s for pthread_exit/pthread_cancel (rping)
+    put_elf "$(readlink -f /lib/x86_64-linux-gnu/libgcc_s.so.1)"
+    put /lib/x86_64-linux-gnu/libgcc_s.so.1
+    # stdbuf's preload library (line-buffered tool output in the logs)
+    put_elf /usr/libexec/coreutils/libstdbuf.so
     # kmod provides modprobe & co. (it reads modules.dep.bin)
     for a in modprobe insmod rmmod lsmod modinfo depmod; do
         ln -sf ../bin/kmod "$stage/usr/sbin/$a"

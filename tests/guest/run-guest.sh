@@ -24,6 +24,9 @@
 #   GUEST_NETDEV        the vmxnet3 back end, id n0
 #                       (default "user,id=n0,restrict=on": no host network)
 #   GUEST_MAC           vmxnet3 MAC (default 52:54:00:12:34:56)
+#   GUEST_TIMEOUT       default for --timeout
+#   GUEST_BOOT_TIMEOUT  seconds until the guest's init must have started
+#                       (default 120); the run is aborted otherwise
 #
 # Exit status: 0 when QEMU exited 0 and the guest reached GUEST-DONE;
 # 124 on timeout; QEMU's status if non-zero; 2 if QEMU exited 0 but the
@@ -43,6 +46,7 @@ tests=
 pvrdma=1
 log=
 timeout_s=${GUEST_TIMEOUT:-300}
+boot_timeout=${GUEST_BOOT_TIMEOUT:-120}
 append=
 shell=0
 quiet=0
@@ -82,6 +86,24 @@ initrd=$guest_dir/initrd.img
 for d in /usr/share/seabios /usr/lib/ipxe/qemu; do
     [ -d "$d" ] || die "missing firmware directory $d (install seabios ipxe-qemu)"
 done
+# Firmware search path: Debian's SeaBIOS and iPXE, plus the option ROMs
+# of the QEMU build tree (linuxboot_dma.bin is what makes -kernel boot).
+fw=(-L /usr/share/seabios -L /usr/lib/ipxe/qemu)
+qdir=$(dirname "$qemu")
+for d in "$qdir/pc-bios/optionrom" "$qdir/pc-bios"; do
+    [ -e "$d/linuxboot_dma.bin" ] && { fw+=(-L "$d"); break; }
+done
+find_rom() {   # find_rom FILE: is FILE in one of QEMU's data directories?
+    local d
+    while read -r d; do
+        [ -e "$d/$1" ] && return 0
+    done < <("$qemu" "${fw[@]}" -L help 2>/dev/null)
+    return 1
+}
+for r in bios-256k.bin linuxboot_dma.bin; do
+    find_rom "$r" ||
+        die "QEMU finds no $r in its data directories ($("$qemu" "${fw[@]}" -L help 2>/dev/null | tr '\n' ' '))"
+done
 if [ $pvrdma = 1 ]; then
     "$qemu" -device help 2>/dev/null | grep -q '"pvrdma"' ||
         die "$qemu has no pvrdma device (use --no-pvrdma for a vmxnet3-only boot)"
@@ -96,7 +118,7 @@ mkdir -p "$(dirname "$log")"
 netdev=${GUEST_NETDEV:-user,id=n0,restrict=on}
 mac=${GUEST_MAC:-52:54:00:12:34:56}
 devs=(-netdev "$netdev"
-      -device "vmxnet3,addr=10.0,multifunction=on,netdev=n0,mac=$mac")
+      -device "vmxnet3,addr=10.0,multifunction=on,netdev=n0,mac=$mac,romfile=")
 if [ $pvrdma = 1 ]; then
     devs+=(-device "pvrdma,addr=10.1${PVRDMA_DEVICE_OPTS:+,$PVRDMA_DEVICE_OPTS}")
 fi
@@ -105,26 +127,46 @@ cmdline="console=ttyS0 panic=-1 quiet pvrdma.test=$tests pvrdma.shell=$shell$app
 cmd=(timeout -k 10 "$timeout_s"
      "$qemu" -accel tcg -M pc -m 1G -smp 2
      -nodefaults -nographic -serial mon:stdio -no-reboot
-     -L /usr/share/seabios -L /usr/lib/ipxe/qemu
+     "${fw[@]}"
      -kernel "$kernel" -initrd "$initrd" -append "$cmdline"
      "${devs[@]}" "${extra[@]}")
 say "booting: ${cmd[*]}"
 say "console log: $log"
 
 start=$(date +%s)
+abort=
 set +e
 if [ $shell = 1 ]; then
     # Interactive: keep stdin for the guest shell (Ctrl-A x quits QEMU).
     "${cmd[@]:3}" 2>&1 | tee "$log"
     rc=${PIPESTATUS[0]}
-elif [ $quiet = 1 ]; then
-    "${cmd[@]}" </dev/null >"$log" 2>&1
-    rc=$?
 else
-    "${cmd[@]}" </dev/null 2>&1 | tee "$log"
-    rc=${PIPESTATUS[0]}
+    "${cmd[@]}" </dev/null >"$log" 2>&1 &
+    qpid=$!
+    tpid=
+    if [ $quiet = 0 ]; then
+        tail -n +1 -f --pid="$qpid" "$log" &
+        tpid=$!
+    fi
+    # Watch the console: give up early when the boot cannot succeed.
+    while kill -0 "$qpid" 2>/dev/null; do
+        sleep 1
+        if grep -qE 'No bootable device|Boot failed: could not read the boot disk' "$log"; then
+            abort="the firmware found nothing to boot: QEMU did not boot -kernel"
+        elif [ $(( $(date +%s) - start )) -gt "$boot_timeout" ] && ! grep -q 'GUEST-BOOT:' "$log"; then
+            abort="the guest's init did not start within ${boot_timeout}s"
+        fi
+        if [ -n "$abort" ]; then
+            kill -TERM "$qpid" 2>/dev/null
+            break
+        fi
+    done
+    wait "$qpid"
+    rc=$?
+    [ -z "$tpid" ] || wait "$tpid"
 fi
 set -e
+[ -z "$abort" ] || { echo "$rc" >"$log.rc"; die "$abort (log: $log)"; }
 echo "$rc" >"$log.rc"
 secs=$(( $(date +%s) - start ))
 

@@ -1,0 +1,66 @@
+# pvrdma for QEMU 10.0: build, test and run entry points.
+#
+#   make            install build dependencies, fetch QEMU 10.0 from Debian,
+#                   build qemu-system-x86_64 with -device pvrdma
+#   make check      build and run every test lane that runs on this machine
+#   make run        boot a Debian guest with the device and show ibv_devinfo
+#
+# Everything generated lives under build/.
+
+TOP      := $(abspath .)
+BUILD    := $(TOP)/build
+QEMU     := $(BUILD)/qemu/qemu-system-x86_64
+
+# Debian packages the build and the test lanes need.
+BUILD_DEPS := build-essential ninja-build pkg-config python3-venv \
+	python3-pycotap libglib2.0-dev libpixman-1-dev libslirp-dev \
+	zlib1g-dev libfdt-dev libattr1-dev flex bison xz-utils dpkg-dev \
+	ccache seabios ipxe-qemu
+ASAN_DEPS := libclang-rt-14-dev
+GUEST_DEPS := linux-source-6.1 rdma-core ibverbs-providers ibverbs-utils \
+	rdmacm-utils perftest busybox-static cpio kmod
+
+.PHONY: all deps tree build build-asan check check-qtest check-abi \
+	check-guest run clean distclean help
+
+all: build
+
+help:
+	@sed -n '2,9p' Makefile | sed 's/^# \{0,1\}//'
+
+deps:
+	@bash scripts/apt-setup.sh $(BUILD_DEPS)
+	@bash scripts/meson-check.sh
+
+tree: deps
+	@bash scripts/qemu-tree.sh $(TOP) $(BUILD)
+
+build: tree
+	@bash scripts/build-qemu.sh $(TOP) $(BUILD)/qemu
+
+build-asan: tree
+	@bash scripts/build-qemu.sh $(TOP) $(BUILD)/qemu-asan asan
+
+check: build build-asan
+	@bash scripts/apt-setup.sh $(GUEST_DEPS)
+	@bash scripts/check.sh $(TOP) $(BUILD)
+
+check-qtest: build build-asan
+	@bash scripts/check.sh $(TOP) $(BUILD) qtest
+
+check-abi: deps
+	@bash scripts/check.sh $(TOP) $(BUILD) abi
+
+check-guest: build
+	@bash scripts/apt-setup.sh $(GUEST_DEPS)
+	@bash scripts/check.sh $(TOP) $(BUILD) guest
+
+run: build
+	@bash scripts/apt-setup.sh $(GUEST_DEPS)
+	@bash tests/guest/run.sh $(QEMU) $(BUILD)/guest
+
+clean:
+	rm -rf $(BUILD)/qemu $(BUILD)/qemu-asan $(BUILD)/guest
+
+distclean:
+	rm -rf $(BUILD)

@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+#
+# Configure (once) and build QEMU with the pvrdma device in <build-dir>.
+#   build-qemu.sh <project-dir> <build-dir> [asan]
+# The asan flavour is the same build with AddressSanitizer/LeakSanitizer,
+# used to run the qtests.  ccache is used when installed.
+set -euo pipefail
+
+top=$(cd "$1" && pwd)
+out=$2
+flavour=${3:-plain}
+src=$top/build/qemu-src
+
+say() { printf '[build] %s\n' "$*"; }
+die() { printf '[build] error: %s\n' "$*" >&2; exit 1; }
+
+[ -x /usr/lib/ccache/cc ] && export PATH=/usr/lib/ccache:$PATH
+
+opts=(
+    --target-list=x86_64-softmmu
+    --python=/usr/bin/python3
+    --without-default-features
+    --without-default-devices
+    --with-devices-x86_64=pvrdma
+    --enable-tcg --enable-kvm --enable-slirp
+    --enable-attr --enable-virtfs
+    --disable-docs --disable-install-blobs --disable-download
+    --disable-werror
+)
+if [ "$flavour" = asan ]; then
+    opts+=(--enable-asan --enable-debug-info --extra-cflags=-O1)
+fi
+
+mkdir -p "$out"
+if [ ! -e "$out/build.ninja" ]; then
+    say "configuring QEMU ($flavour) in $out"
+    (cd "$out" && "$src/configure" "${opts[@]}") > "$out/configure.log" 2>&1 ||
+        { tail -30 "$out/configure.log" >&2; die "configure failed, see $out/configure.log"; }
+fi
+say "building qemu-system-x86_64 and the pvrdma qtest ($flavour)"
+start=$(date +%s)
+if ! ninja -C "$out" qemu-system-x86_64 tests/qtest/pvrdma-test > "$out/ninja.log" 2>&1; then
+    grep -v 'WARNING: Source item' "$out/ninja.log" | grep -E -B2 -A12 'error|FAILED' | head -60 >&2
+    die "build failed, see $out/ninja.log"
+fi
+# The x86 option ROMs (-kernel boot, kvmvapic) are built from source by
+# make, not ninja; configure's compiler probe skips them on this machine.
+rom=$out/pc-bios/optionrom
+if [ ! -e "$rom/linuxboot_dma.bin" ]; then
+    say "building the x86 option ROMs"
+    printf 'TOPSRC_DIR=%s\nCC=cc\nCCAS=cc\nAR=ar\nAS=as\nLD=ld\nNM=nm\nOBJCOPY=objcopy\nRANLIB=ranlib\nSTRIP=strip\n' \
+        "$src" > "$rom/config.mak"
+    make -C "$rom" > "$rom/make.log" 2>&1 || die "option ROM build failed, see $rom/make.log"
+fi
+
+# The +ds source has no firmware blobs: point the build tree's data
+# directory at Debian's seabios and ipxe-qemu (found without -L, as qtests
+# and users of the build tree expect).
+for fw in "$out"/qemu-bundle/usr/local/share/qemu-firmware \
+          "$out"/qemu-bundle/usr/local/share/qemu "$out"/pc-bios; do
+    mkdir -p "$fw"
+    for f in /usr/share/seabios/*.bin /usr/lib/ipxe/qemu/*.rom "$rom"/*.bin; do
+        [ -e "$f" ] && ln -sf "$f" "$fw/"
+    done
+done
+say "done in $(( $(date +%s) - start )) s: $out/qemu-system-x86_64"
