@@ -8,7 +8,8 @@
 set -euo pipefail
 
 top=$(cd "$1" && pwd)
-out=$2
+mkdir -p "$2"
+out=$(cd "$2" && pwd)
 flavour=${3:-plain}
 src=$top/build/qemu-src
 

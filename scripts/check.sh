@@ -1,0 +1,95 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+#
+# Run the test lanes and sum them up (make check).
+#   check.sh <project-dir> <build-dir> [lane...]
+# Lanes: abi, qtest (plain build), qtest-asan (AddressSanitizer and
+# LeakSanitizer build), guest (real Debian guest with the unmodified
+# vmw_pvrdma driver).  Each lane prints "<lane>: N passed, N failed"; the
+# last line is the sum over all lanes, "N passed, N failed".
+set -uo pipefail
+
+top=$(cd "$1" && pwd)
+build=$(cd "$2" && pwd)
+shift 2
+lanes=("$@")
+[ ${#lanes[@]} -gt 0 ] || lanes=(abi qtest qtest-asan guest)
+
+total_pass=0
+total_fail=0
+logdir=$build/logs
+mkdir -p "$logdir"
+
+# Adds the counts of a lane's "<lane>: N passed, N failed" line.
+count() {
+    local lane=$1 out=$2 line p f
+    line=$(grep -E "^$lane: [0-9]+ passed, [0-9]+ failed" "$out" | tail -n 1)
+    if [ -z "$line" ]; then
+        echo "$lane: 0 passed, 1 failed (the lane printed no summary, see $out)"
+        total_fail=$((total_fail + 1))
+        return
+    fi
+    p=$(echo "$line" | sed -E 's/.*: ([0-9]+) passed.*/\1/')
+    f=$(echo "$line" | sed -E 's/.* ([0-9]+) failed.*/\1/')
+    total_pass=$((total_pass + p))
+    total_fail=$((total_fail + f))
+}
+
+# qtest output is TAP; sanitizer reports count as failures too.
+run_qtest() {
+    local lane=$1 qemu=$2 out=$logdir/$1.log p f san
+    echo "== $lane: tests/qtest/pvrdma-test on $qemu"
+    QTEST_QEMU_BINARY=$qemu \
+    ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:exitcode=66 \
+    LSAN_OPTIONS=suppressions=$top/tests/qtest/lsan.supp:print_suppressions=0 \
+        timeout 1200 "$build/qemu/tests/qtest/pvrdma-test" --tap -k > "$out" 2>&1
+    grep -E '^(ok|not ok)' "$out" | sed 's/^/  /'
+    p=$(grep -c '^ok' "$out")
+    f=$(grep -c '^not ok' "$out")
+    san=$(grep -c 'ERROR: \(Address\|Leak\|UndefinedBehavior\)Sanitizer' "$out")
+    if [ "$san" -gt 0 ]; then
+        echo "  $san sanitizer report(s), see $out"
+        grep -A12 'ERROR: .*Sanitizer' "$out" | head -40 | sed 's/^/  # /'
+    fi
+    # A crash ends the run early: tests that never ran are failures too.
+    local planned
+    planned=$(grep -E '^1\.\.[0-9]+' "$out" | head -1 | cut -d. -f3)
+    if [ -n "$planned" ] && [ $((p + f)) -lt "$planned" ]; then
+        f=$((planned - p))
+    fi
+    [ -n "$planned" ] || f=$((f + 1))
+    echo "$lane: $p passed, $((f + san)) failed" | tee -a "$out"
+    count "$lane" "$out"
+}
+
+for lane in "${lanes[@]}"; do
+    case $lane in
+    abi)
+        echo "== abi: pvrdma_abi.h against the kernel's headers"
+        bash "$top/tests/abi/pvrdma-abi-check.sh" "$build/abi" > "$logdir/abi.log" 2>&1
+        grep -E '^(FAIL|abi:|checked)' "$logdir/abi.log" | sed 's/^/  /'
+        grep -E '^abi:' "$logdir/abi.log"
+        count abi "$logdir/abi.log"
+        ;;
+    qtest)
+        run_qtest qtest "$build/qemu/qemu-system-x86_64"
+        ;;
+    qtest-asan)
+        run_qtest qtest-asan "$build/qemu-asan/qemu-system-x86_64"
+        ;;
+    guest)
+        echo "== guest: Debian guest, unmodified vmw_pvrdma, on the device"
+        QEMU=$build/qemu/qemu-system-x86_64 GUEST_DIR=$build/guest \
+            bash "$top/tests/guest/check.sh" 2>&1 | tee "$logdir/guest.log"
+        count guest "$logdir/guest.log"
+        ;;
+    *)
+        echo "unknown lane $lane" >&2
+        total_fail=$((total_fail + 1))
+        ;;
+    esac
+done
+
+echo
+echo "$total_pass passed, $total_fail failed"
+[ "$total_fail" -eq 0 ]
