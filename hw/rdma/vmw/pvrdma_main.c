@@ -635,6 +635,24 @@ static const Property pvrdma_properties[] = {
                        params.max_mr_pages_total, 4 * 1024 * 1024),
 };
 
+/* Shown by -device pvrdma,help */
+static const char *const pvrdma_property_help[][2] = {
+    { "ibdev", "host RDMA device for the ibverbs backend; omit for the "
+      "built-in soft backend" },
+    { "netdev", "host network interface of ibdev (ibverbs backend)" },
+    { "ibport", "port of ibdev (soft backend: 1)" },
+    { "mad-chardev", "chardev of rdmacm-mux (ibverbs backend)" },
+    { "dev-caps-max-mr-size", "bytes per memory region (4096..1 GiB)" },
+    { "dev-caps-max-qp", "queue pairs (4..65536)" },
+    { "dev-caps-max-sge", "scatter/gather entries per work request (1..64)" },
+    { "dev-caps-max-cq", "completion queues (2..65536)" },
+    { "dev-caps-max-mr", "memory regions (2..1048576)" },
+    { "dev-caps-max-pd", "protection domains (2..65536)" },
+    { "dev-caps-max-ah", "address handles (1..65536)" },
+    { "dev-caps-max-srq", "shared receive queues (0..65536, 0: none)" },
+    { "max-mr-pages-total", "pages registered over all memory regions" },
+};
+
 static const VMStateDescription vmstate_pvrdma = {
     .name = "pvrdma",
     /* Guest objects live in the backend; migration is a later addition. */
@@ -658,6 +676,11 @@ static void pvrdma_class_init(ObjectClass *klass, void *data)
     dc->vmsd = &vmstate_pvrdma;
     rc->phases.hold = pvrdma_reset_hold;
     device_class_set_props(dc, pvrdma_properties);
+    for (size_t i = 0; i < ARRAY_SIZE(pvrdma_property_help); i++) {
+        object_class_property_set_description(klass,
+                                              pvrdma_property_help[i][0],
+                                              pvrdma_property_help[i][1]);
+    }
     set_bit(DEVICE_CATEGORY_NETWORK, dc->categories);
 }
 
