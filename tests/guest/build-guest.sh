@@ -237,14 +237,6 @@ else
         done
     }
 
-    # busybox, and its applets for everything not provided by a real tool
-    cp "$busybox" "$stage/usr/bin/busybox"
-    skip=" ip stdbuf modprobe insmod rmmod lsmod modinfo depmod init linuxrc "
-    for a in $("$busybox" --list); do
-        case $skip in *" $a "*) continue ;; esac
-        [ -e "$stage/usr/bin/$a" ] || ln -s busybox "$stage/usr/bin/$a"
-    done
-
     # user space and its libraries
     for p in "${bin_paths[@]}"; do
         put_elf "$p"
@@ -260,13 +252,19 @@ else
     # librdmacm's own provider directory, if any (rsocket preload)
     [ -d /usr/lib/x86_64-linux-gnu/rdma-core ] && cp -a /usr/lib/x86_64-linux-gnu/rdma-core "$stage/usr/lib/x86_64-linux-gnu/" || true
     # glibc dlopen()s libgcc_s for pthread_exit/pthread_cancel (rping)
-    put_elf "$(readlink -f /lib/x86_64-linux-gnu/libgcc_s.so.1)"
-    put /lib/x86_64-linux-gnu/libgcc_s.so.1
+    put_elf /lib/x86_64-linux-gnu/libgcc_s.so.1
     # stdbuf's preload library (line-buffered tool output in the logs)
     put_elf /usr/libexec/coreutils/libstdbuf.so
     # kmod provides modprobe & co. (it reads modules.dep.bin)
     for a in modprobe insmod rmmod lsmod modinfo depmod; do
         ln -sf ../bin/kmod "$stage/usr/sbin/$a"
+    done
+    # busybox, and its applets for everything no real tool provides
+    cp "$busybox" "$stage/usr/bin/busybox"
+    for a in $("$busybox" --list); do
+        case $a in init|linuxrc|busybox) continue ;; esac
+        [ -e "$stage/usr/bin/$a" ] || [ -e "$stage/usr/sbin/$a" ] ||
+            ln -s busybox "$stage/usr/bin/$a"
     done
 
     # kernel modules: the requested ones and their dependencies, in the

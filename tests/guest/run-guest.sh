@@ -124,12 +124,12 @@ if [ $pvrdma = 1 ]; then
 fi
 cmdline="console=ttyS0 panic=-1 quiet pvrdma.test=$tests pvrdma.shell=$shell$append"
 
-cmd=(timeout -k 10 "$timeout_s"
-     "$qemu" -accel tcg -M pc -m 1G -smp 2
+qemu_cmd=("$qemu" -accel tcg -M pc -m 1G -smp 2
      -nodefaults -nographic -serial mon:stdio -no-reboot
      "${fw[@]}"
      -kernel "$kernel" -initrd "$initrd" -append "$cmdline"
      "${devs[@]}" "${extra[@]}")
+cmd=(timeout -k 10 "$timeout_s" "${qemu_cmd[@]}")
 say "booting: ${cmd[*]}"
 say "console log: $log"
 
@@ -138,7 +138,7 @@ abort=
 set +e
 if [ $shell = 1 ]; then
     # Interactive: keep stdin for the guest shell (Ctrl-A x quits QEMU).
-    "${cmd[@]:3}" 2>&1 | tee "$log"
+    "${qemu_cmd[@]}" 2>&1 | tee "$log"
     rc=${PIPESTATUS[0]}
 else
     "${cmd[@]}" </dev/null >"$log" 2>&1 &

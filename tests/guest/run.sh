@@ -4,7 +4,8 @@
 # make run: boot the Debian test guest with the pvrdma device and show what
 # the unmodified vmw_pvrdma driver and ibv_devinfo see inside it.
 #
-# Usage: run.sh [-v] [--shell] [--no-pvrdma] [-- extra QEMU arguments]
+# Usage: run.sh [options] [QEMU-BINARY [GUEST-DIR]] [-- extra QEMU arguments]
+#   (make run calls: run.sh build/qemu/qemu-system-x86_64 build/guest)
 #   -v           ibv_devinfo -v
 #   --shell      afterwards, a shell on the guest console (Ctrl-A x quits)
 #   --console    also show the whole boot console
@@ -23,6 +24,7 @@ shell=0
 console=0
 pvrdma=1
 extra=()
+positional=()
 while [ $# -gt 0 ]; do
     case $1 in
         -v|--verbose) verbose=1; shift ;;
@@ -31,9 +33,14 @@ while [ $# -gt 0 ]; do
         --no-pvrdma) pvrdma=0; shift ;;
         --) shift; extra=(-- "$@"); break ;;
         -h|--help) sed -n '/^# Usage/,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
-        *) echo "run.sh: unknown option $1" >&2; exit 2 ;;
+        -*) echo "run.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
+        *) positional+=("$1"); shift ;;
     esac
 done
+[ ${#positional[@]} -le 2 ] || { echo "run.sh: too many arguments: ${positional[*]}" >&2; exit 2; }
+[ ${#positional[@]} -lt 1 ] || qemu=${positional[0]}
+[ ${#positional[@]} -lt 2 ] || guest_dir=${positional[1]}
+export QEMU=$qemu GUEST_DIR=$guest_dir
 
 [ -x "$qemu" ] || { echo "run.sh: no QEMU binary at $qemu (build QEMU first)" >&2; exit 1; }
 if [ $pvrdma = 1 ] && ! "$qemu" -device help 2>/dev/null | grep -q '"pvrdma"'; then
