@@ -286,6 +286,22 @@ static void rdma_rm_pd_ref(RdmaResources *rm, uint32_t pd_handle, int d)
     }
 }
 
+/*
+ * An object ring: page 0 holds the ring state, @bytes of elements must fit
+ * in the other pages, and the page count is bounded by the device.
+ */
+static int rdma_rm_check_ring(RdmaResources *rm, const char *op,
+                              uint32_t nchunks, uint64_t bytes)
+{
+    if (nchunks < 2 || nchunks > rm->limits.max_ring_pages) {
+        return rdma_rm_reject(op, -EINVAL, "page count out of range");
+    }
+    if (bytes > (uint64_t)(nchunks - 1) * RDMA_PAGE_SIZE) {
+        return rdma_rm_reject(op, -EINVAL, "ring does not fit in the pages");
+    }
+    return 0;
+}
+
 /* Completion queues */
 
 int rdma_rm_create_cq(RdmaResources *rm, const RdmaCqReq *req, RdmaCq **out)
@@ -304,14 +320,10 @@ int rdma_rm_create_cq(RdmaResources *rm, const RdmaCqReq *req, RdmaCq **out)
         return rdma_rm_reject("create_cq", -EINVAL,
                               "entries not a power of two within max_cqe");
     }
-    /* Page 0 is the ring state; the entries must fit in the others. */
-    if (req->nchunks < 2 || req->nchunks > l->max_ring_pages) {
-        return rdma_rm_reject("create_cq", -EINVAL, "page count out of range");
-    }
-    if ((uint64_t)req->cqe * 64 > (uint64_t)(req->nchunks - 1) *
-                                  RDMA_PAGE_SIZE) {
-        return rdma_rm_reject("create_cq", -EINVAL,
-                              "entries do not fit in the pages");
+    ret = rdma_rm_check_ring(rm, "create_cq", req->nchunks,
+                             (uint64_t)req->cqe * req->cqe_size);
+    if (ret < 0) {
+        return ret;
     }
     h = rdma_table_find_free(t);
     if (h < 0) {
@@ -400,14 +412,11 @@ int rdma_rm_create_srq(RdmaResources *rm, const RdmaSrqReq *req,
     if (req->srq_limit > max_wr) {
         return rdma_rm_reject("create_srq", -EINVAL, "limit above max_wr");
     }
-    if (req->nchunks < 2 || req->nchunks > l->max_ring_pages) {
-        return rdma_rm_reject("create_srq", -EINVAL,
-                              "page count out of range");
-    }
-    if (max_wr * rdma_wqe_size(req->wqe_hdr, req->sge_size, req->max_sge) >
-        (uint64_t)(req->nchunks - 1) * RDMA_PAGE_SIZE) {
-        return rdma_rm_reject("create_srq", -EINVAL,
-                              "ring does not fit in the pages");
+    ret = rdma_rm_check_ring(rm, "create_srq", req->nchunks, max_wr *
+                             rdma_wqe_size(req->wqe_hdr, req->sge_size,
+                                           req->max_sge));
+    if (ret < 0) {
+        return ret;
     }
     h = rdma_table_find_free(t);
     if (h < 0) {

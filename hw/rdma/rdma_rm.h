@@ -261,6 +261,7 @@ typedef struct RdmaResources {
 typedef struct RdmaCqReq {
     uint32_t ctx_handle;
     uint32_t cqe;
+    uint32_t cqe_size;              /* front-end completion entry size */
     dma_addr_t pdir;
     uint32_t nchunks;
 } RdmaCqReq;

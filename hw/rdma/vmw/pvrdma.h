@@ -89,8 +89,6 @@ struct PvrdmaState {
 
 /* pvrdma_main.c */
 void pvrdma_notify(PvrdmaState *s, unsigned vector);
-int pvrdma_post_async_event(PvrdmaState *s, uint32_t type, uint32_t info);
-int pvrdma_post_cq_notify(PvrdmaState *s, uint32_t cq_handle);
 
 /* pvrdma_cmd.c: execute the command in the command slot (REQUEST write) */
 void pvrdma_exec_cmd(PvrdmaState *s);

@@ -161,6 +161,7 @@ static int pvrdma_create_cq(PvrdmaState *s, const PvrdmaCmdReq *req,
     RdmaCqReq r = {
         .ctx_handle = c->ctx_handle,
         .cqe = c->cqe,
+        .cqe_size = sizeof(PvrdmaCqe),
         .pdir = c->pdir_dma,
         .nchunks = c->nchunks,
     };

@@ -3,9 +3,10 @@
  *
  * A ring is a {prod_tail, cons_head} pair in a ring-state page plus element
  * pages.  Indices run modulo 2 * max_elems (the extra bit tells full from
- * empty) with exactly the arithmetic of the driver's pvrdma_ring.h, which
- * also works for the driver's own device rings whose size is not a power of
- * two.  Indices are re-read from guest memory and validated on every use.
+ * empty), with the arithmetic of the driver's pvrdma_ring.h.  Note that
+ * the driver's own device rings (async events, CQ notifications) have
+ * (pages - 1) * 4096 / elem_size elements, not a power of two.  This file
+ * maps and checks a ring; producing into it comes with the data path.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
@@ -27,25 +28,5 @@ typedef struct PvrdmaRingMap {
 bool pvrdma_ring_init(PvrdmaRingMap *r, PCIDevice *pdev, dma_addr_t state,
                       const uint64_t *pages, uint32_t npages,
                       uint32_t max_elems, uint32_t elem_size);
-
-static inline bool pvrdma_idx_valid(uint32_t idx, uint32_t max_elems)
-{
-    return (idx & ~((max_elems << 1) - 1)) == 0;
-}
-
-static inline uint32_t pvrdma_idx_next(uint32_t idx, uint32_t max_elems)
-{
-    return (idx + 1) & ((max_elems << 1) - 1);
-}
-
-/* Guest address of the element at index @idx (any generation). */
-dma_addr_t pvrdma_ring_elem_addr(const PvrdmaRingMap *r, uint32_t idx);
-
-/*
- * Append one element and publish it by advancing prod_tail.  Returns 0,
- * -ENOSPC when the ring is full, -EIO when the ring state is corrupt or
- * guest memory is not accessible.
- */
-int pvrdma_ring_produce(PvrdmaRingMap *r, const void *elem);
 
 #endif

@@ -76,43 +76,6 @@ static bool pvrdma_dev_ring_load(PvrdmaState *s, PvrdmaDevRing *ring,
     return true;
 }
 
-int pvrdma_post_async_event(PvrdmaState *s, uint32_t type, uint32_t info)
-{
-    PvrdmaEqe eqe = { .type = cpu_to_le32(type), .info = cpu_to_le32(info) };
-    int ret;
-
-    if (!s->dsr_loaded) {
-        return -ENODEV;
-    }
-    ret = pvrdma_ring_produce(&s->async_ring.map, &eqe);
-    if (ret < 0) {
-        pvrdma_guest_error("async event %u lost: ring %s", type,
-                           ret == -ENOSPC ? "full" : "corrupt");
-        return ret;
-    }
-    trace_pvrdma_async_event(type, info);
-    pvrdma_notify(s, PVRDMA_VECTOR_ASYNC);
-    return 0;
-}
-
-int pvrdma_post_cq_notify(PvrdmaState *s, uint32_t cq_handle)
-{
-    PvrdmaCqne cqne = { .info = cpu_to_le32(cq_handle) };
-    int ret;
-
-    if (!s->dsr_loaded) {
-        return -ENODEV;
-    }
-    ret = pvrdma_ring_produce(&s->cq_ring.map, &cqne);
-    if (ret < 0) {
-        pvrdma_guest_error("CQ %u notification lost: ring %s", cq_handle,
-                           ret == -ENOSPC ? "full" : "corrupt");
-        return ret;
-    }
-    pvrdma_notify(s, PVRDMA_VECTOR_CQ);
-    return 0;
-}
-
 /* Device shared region */
 
 static void pvrdma_fill_caps(PvrdmaState *s, PvrdmaDeviceCaps *c)
