@@ -35,6 +35,16 @@ typedef struct RdmaBackendOps {
     int (*create_cq)(RdmaBackend *be, RdmaCq *cq);
     void (*destroy_cq)(RdmaBackend *be, RdmaCq *cq);
     int (*create_qp)(RdmaBackend *be, RdmaQp *qp);
+    /*
+     * Execute @wr, a private copy, on @qp (in RTS).  Results come back
+     * through the front-end's complete(); a WR that must wait (RNR) is
+     * kept by the backend, which sets qp->sq_stalled until it resumes.
+     */
+    void (*post_send)(RdmaBackend *be, RdmaQp *qp, const RdmaSendWr *wr);
+    /* The guest posted receives on @qp, or on @srq (qp == NULL). */
+    void (*recv_posted)(RdmaBackend *be, RdmaQp *qp, RdmaSrq *srq);
+    /* @qp entered ERR: complete whatever the backend holds with a flush. */
+    void (*flush_qp)(RdmaBackend *be, RdmaQp *qp);
     int (*modify_qp)(RdmaBackend *be, RdmaQp *qp, uint32_t mask,
                      const RdmaQpAttr *attr);
     void (*destroy_qp)(RdmaBackend *be, RdmaQp *qp);

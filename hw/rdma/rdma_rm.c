@@ -89,7 +89,8 @@ uint32_t rdma_rm_count(RdmaResources *rm, RdmaResType type)
 }
 
 bool rdma_rm_init(RdmaResources *rm, PCIDevice *pdev, RdmaBackend *be,
-                  const RdmaDevLimits *limits, Error **errp)
+                  const RdmaDevLimits *limits, const RdmaFrontOps *fe,
+                  void *fe_opaque, Error **errp)
 {
     /*
      * Handle 0 is never handed out: the guest uses context 0 for its
@@ -105,6 +106,8 @@ bool rdma_rm_init(RdmaResources *rm, PCIDevice *pdev, RdmaBackend *be,
     int i;
 
     memset(rm, 0, sizeof(*rm));
+    rm->fe = fe;
+    rm->fe_opaque = fe_opaque;
     rm->limits = *limits;
     rm->backend = be;
     rm->pdev = pdev;
@@ -433,6 +436,7 @@ int rdma_rm_create_srq(RdmaResources *rm, const RdmaSrqReq *req,
     srq->max_wr = max_wr;
     srq->max_sge = req->max_sge;
     srq->srq_limit = req->srq_limit;
+    srq->wqe_size = rdma_wqe_size(req->wqe_hdr, req->sge_size, req->max_sge);
     ret = rm->backend->ops->create_srq(rm->backend, srq);
     if (ret < 0) {
         rdma_page_list_free(&srq->ring);
@@ -506,8 +510,10 @@ static int rdma_rm_check_mr(RdmaResources *rm, const RdmaMrReq *req)
     const RdmaDevLimits *l = &rm->limits;
     uint64_t span;
 
-    if (req->access & ~RDMA_MR_ACCESS_ALL) {
-        return rdma_rm_reject("create_mr", -EINVAL, "unknown access flags");
+    if (req->access & ~(RDMA_MR_ACCESS_ALL | RDMA_ACCESS_HUGETLB |
+                        RDMA_ACCESS_OPTIONAL)) {
+        return rdma_rm_reject("create_mr", -EINVAL,
+                              "unknown or unsupported access flags");
     }
     /* IB: remote write and atomics need local write. */
     if ((req->access & (RDMA_ACCESS_REMOTE_WRITE |
@@ -579,7 +585,7 @@ int rdma_rm_create_mr(RdmaResources *rm, const RdmaMrReq *req, RdmaMr **out)
     mr->handle = h;
     mr->pd_handle = req->pd_handle;
     mr->kind = req->kind;
-    mr->access = req->access;
+    mr->access = req->access & RDMA_MR_ACCESS_ALL;
     mr->iova = req->kind == RDMA_MR_USER ? req->start : 0;
     mr->length = req->kind == RDMA_MR_USER ? req->length : 0;
     mr->max_pages = req->kind == RDMA_MR_FRMR ? req->nchunks : 0;
@@ -754,6 +760,11 @@ int rdma_rm_create_qp(RdmaResources *rm, const RdmaQpReq *req, RdmaQp **out)
     qp->cap.max_recv_wr = req->is_srq ? 0 : pow2ceil(MAX(req->max_recv_wr, 1));
     qp->cap.max_recv_sge = req->is_srq ? 0 : MAX(req->max_recv_sge, 1);
     qp->cap.max_inline_data = req->max_inline_data;
+    qp->send_wqe_size = rdma_wqe_size(req->send_wqe_hdr, req->sge_size,
+                                      req->max_send_sge);
+    qp->recv_wqe_size = req->is_srq ? 0 :
+                        rdma_wqe_size(req->recv_wqe_hdr, req->sge_size,
+                                      req->max_recv_sge);
     qp->attr.qp_state = RDMA_QPS_RESET;
     qp->attr.qp_access_flags = req->access_flags;
     qp->attr.port_num = 1;
@@ -1056,6 +1067,7 @@ int rdma_rm_modify_qp(RdmaResources *rm, uint32_t handle, uint32_t mask,
 {
     RdmaQp *qp = rdma_rm_get(rm, RDMA_RES_QP, handle);
     RdmaQpAttr next;
+    RdmaQpState cur;
     int ret;
 
     if (!qp) {
@@ -1076,8 +1088,58 @@ int rdma_rm_modify_qp(RdmaResources *rm, uint32_t handle, uint32_t mask,
         return rdma_rm_reject("modify_qp", ret, "backend refused the change");
     }
     trace_rdma_rm_qp_state(qp->qpn, qp->attr.qp_state, next.qp_state);
+    cur = qp->attr.qp_state;
     qp->attr = next;
+    if (next.qp_state == RDMA_QPS_ERR && cur != RDMA_QPS_ERR) {
+        rm->backend->ops->flush_qp(rm->backend, qp);
+        rm->fe->qp_flush(rm->fe_opaque, qp);
+    } else if (next.qp_state == RDMA_QPS_RTS) {
+        rm->fe->kick_send(rm->fe_opaque, qp);
+    }
     return 0;
+}
+
+void rdma_rm_qp_error(RdmaResources *rm, RdmaQp *qp, RdmaEvent ev)
+{
+    if (qp->attr.qp_state == RDMA_QPS_ERR) {
+        return;
+    }
+    trace_rdma_rm_qp_state(qp->qpn, qp->attr.qp_state, RDMA_QPS_ERR);
+    qp->attr.qp_state = RDMA_QPS_ERR;
+    rm->backend->ops->flush_qp(rm->backend, qp);
+    rm->fe->qp_flush(rm->fe_opaque, qp);
+    if (ev != RDMA_EVENT_NONE) {
+        rm->fe->event(rm->fe_opaque, ev, qp->handle);
+    }
+}
+
+RdmaQp *rdma_rm_qp_by_num(RdmaResources *rm, uint32_t qpn)
+{
+    RdmaTable *t = &rm->tables[RDMA_RES_QP];
+
+    /* QP numbers are QP handles. */
+    return qpn < t->size ? t->slots[qpn] : NULL;
+}
+
+RdmaMr *rdma_rm_mr_by_key(RdmaResources *rm, uint32_t key)
+{
+    RdmaTable *t = &rm->tables[RDMA_RES_MR];
+    uint32_t h = key >> 8;
+    RdmaMr *mr = h < t->size ? t->slots[h] : NULL;
+
+    return mr && (mr->lkey == key || mr->rkey == key) ? mr : NULL;
+}
+
+bool rdma_rm_gid_is_local(RdmaResources *rm, const uint8_t *gid)
+{
+    uint32_t i;
+
+    for (i = 0; i < rm->limits.gid_tbl_len; i++) {
+        if (rm->gids[i].valid && !memcmp(rm->gids[i].gid, gid, 16)) {
+            return true;
+        }
+    }
+    return false;
 }
 
 int rdma_rm_query_qp(RdmaResources *rm, uint32_t handle, RdmaQpAttr *attr,

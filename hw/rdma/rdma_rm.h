@@ -16,6 +16,7 @@
 #define HW_RDMA_RDMA_RM_H
 
 #include "rdma_utils.h"
+#include "rdma_wr.h"
 
 typedef struct RdmaBackend RdmaBackend;
 
@@ -87,6 +88,12 @@ typedef enum RdmaQpType {
 #define RDMA_MR_ACCESS_ALL          (RDMA_QP_ACCESS_ALL | \
                                      RDMA_ACCESS_MW_BIND | \
                                      RDMA_ACCESS_ZERO_BASED)
+/*
+ * Hints a device may ignore (IB_ACCESS_HUGETLB, and the "optional" range
+ * that starts with IB_ACCESS_RELAXED_ORDERING); user space passes them.
+ */
+#define RDMA_ACCESS_HUGETLB         (1u << 7)
+#define RDMA_ACCESS_OPTIONAL        0x3ff00000u
 
 #define RDMA_GSI_QPN                1
 #define RDMA_FIRST_QPN              2   /* 0 is SMI (unused on RoCE) */
@@ -181,6 +188,7 @@ typedef struct RdmaCq {
     RdmaPageList ring;              /* page 0 holds the ring state */
     bool armed;
     bool armed_solicited;
+    bool overrun;                   /* CQ error: no more completions */
     uint32_t refs;
     void *be;                       /* backend object */
 } RdmaCq;
@@ -190,7 +198,8 @@ typedef struct RdmaSrq {
     uint32_t pd_handle;
     uint32_t max_wr;                /* power of two */
     uint32_t max_sge;
-    uint32_t srq_limit;
+    uint32_t srq_limit;             /* armed while non-zero */
+    uint32_t wqe_size;
     RdmaPageList ring;              /* page 0 holds the ring state */
     uint32_t refs;
     void *be;
@@ -208,8 +217,12 @@ typedef struct RdmaQp {
     bool sq_sig_all;
     RdmaQpCap cap;
     uint32_t send_pages;            /* pages of the send ring */
+    uint32_t send_wqe_size;
+    uint32_t recv_wqe_size;
     RdmaPageList ring;              /* state page, send pages, recv pages */
     RdmaQpAttr attr;
+    bool sq_stalled;                /* backend holds a WR (RNR wait) */
+    bool sq_pending;                /* send queue has unprocessed work */
     void *be;
 } RdmaQp;
 
@@ -248,7 +261,28 @@ typedef struct RdmaTable {
     uint32_t used;
 } RdmaTable;
 
+/*
+ * What the core and the backend need from the front-end: guest receive
+ * queues, completion queues and events live in guest memory in a layout
+ * only the front-end knows.
+ */
+typedef struct RdmaFrontOps {
+    /* Take the next receive WR of @qp (its RQ, or its SRQ): 0, -EAGAIN
+     * when none is posted, -EIO when the WQE was bad (it is consumed). */
+    int (*next_recv)(void *opaque, RdmaQp *qp, RdmaRecvWr *wr);
+    /* Post @wc of @qp on CQ @cq_handle. */
+    void (*complete)(void *opaque, RdmaQp *qp, uint32_t cq_handle,
+                     const RdmaWc *wc, bool solicited);
+    void (*event)(void *opaque, RdmaEvent ev, uint32_t handle);
+    /* @qp went to ERR: flush every WR left in its rings. */
+    void (*qp_flush)(void *opaque, RdmaQp *qp);
+    /* @qp can send again (RTS reached, stall resolved). */
+    void (*kick_send)(void *opaque, RdmaQp *qp);
+} RdmaFrontOps;
+
 typedef struct RdmaResources {
+    const RdmaFrontOps *fe;
+    void *fe_opaque;
     RdmaDevLimits limits;
     RdmaTable tables[RDMA_RES_MAX];
     RdmaGid *gids;
@@ -315,7 +349,8 @@ typedef struct RdmaMrReq {
  * by the core with the reason, so callers only turn them into a status.
  */
 bool rdma_rm_init(RdmaResources *rm, PCIDevice *pdev, RdmaBackend *be,
-                  const RdmaDevLimits *limits, Error **errp);
+                  const RdmaDevLimits *limits, const RdmaFrontOps *fe,
+                  void *fe_opaque, Error **errp);
 void rdma_rm_fini(RdmaResources *rm);
 /* Destroy every object, in dependency order (device reset). */
 void rdma_rm_reset(RdmaResources *rm);
@@ -347,6 +382,15 @@ int rdma_rm_destroy_mr(RdmaResources *rm, uint32_t handle);
 int rdma_rm_add_gid(RdmaResources *rm, uint32_t index, const uint8_t *gid,
                     uint8_t type, uint32_t mtu, uint32_t vlan);
 int rdma_rm_del_gid(RdmaResources *rm, uint32_t index, const uint8_t *gid);
+
+/* Move @qp to ERR (a transport error): flush it and raise @ev. */
+void rdma_rm_qp_error(RdmaResources *rm, RdmaQp *qp, RdmaEvent ev);
+/* The QP whose number is @qpn, or NULL. */
+RdmaQp *rdma_rm_qp_by_num(RdmaResources *rm, uint32_t qpn);
+/* The MR whose lkey (or rkey) is @key, or NULL. */
+RdmaMr *rdma_rm_mr_by_key(RdmaResources *rm, uint32_t key);
+/* Is @gid in the device's GID table? */
+bool rdma_rm_gid_is_local(RdmaResources *rm, const uint8_t *gid);
 
 /* The IB state machine: is @mask a legal modify from @cur to @next? */
 bool rdma_qp_transition_ok(RdmaQpType type, RdmaQpState cur,

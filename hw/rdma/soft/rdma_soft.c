@@ -1,28 +1,18 @@
 /*
  * The built-in software RDMA engine ("soft" backend), the default backend.
  *
- * It needs nothing from the host: objects live in QEMU's memory and the
- * data path (a later addition) executes work requests directly against
- * guest memory.  This file holds the object side: each core object gets a
- * small engine-side state that the requester/responder/completer will use.
+ * It needs nothing from the host: objects live in QEMU's memory and work
+ * requests execute directly against guest memory (rdma_soft_qp.c,
+ * rdma_soft_mem.c).  This file holds the backend ops and the engine state
+ * of each object.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
 
 #include "qemu/osdep.h"
 #include "qapi/error.h"
-#include "hw/rdma/rdma_backend.h"
+#include "rdma_soft.h"
 #include "hw/rdma/trace.h"
-
-typedef struct RdmaSoft {
-    RdmaBackend be;
-} RdmaSoft;
-
-/* Engine-side QP state: what the transport needs beyond the IB attributes. */
-typedef struct RdmaSoftQp {
-    uint32_t next_psn;      /* next send PSN */
-    uint32_t expected_psn;  /* next receive PSN */
-} RdmaSoftQp;
 
 static void rdma_soft_limits(RdmaBackend *be, RdmaDevLimits *l)
 {
@@ -53,7 +43,13 @@ static void rdma_soft_destroy_cq(RdmaBackend *be, RdmaCq *cq)
 
 static int rdma_soft_create_qp(RdmaBackend *be, RdmaQp *qp)
 {
-    qp->be = g_new0(RdmaSoftQp, 1);
+    RdmaSoftQp *sqp = g_new0(RdmaSoftQp, 1);
+
+    sqp->soft = container_of(be, RdmaSoft, be);
+    sqp->qp = qp;
+    sqp->rnr_timer = timer_new_ns(QEMU_CLOCK_VIRTUAL, rdma_soft_rnr_timer,
+                                  sqp);
+    qp->be = sqp;
     trace_rdma_soft_create("qp", qp->handle);
     return 0;
 }
@@ -63,19 +59,22 @@ static int rdma_soft_modify_qp(RdmaBackend *be, RdmaQp *qp, uint32_t mask,
 {
     RdmaSoftQp *sqp = qp->be;
 
-    if (mask & RDMA_QP_SQ_PSN) {
-        sqp->next_psn = attr->sq_psn;
-    }
-    if (mask & RDMA_QP_RQ_PSN) {
-        sqp->expected_psn = attr->rq_psn;
+    /* RESET forgets a WR waiting for an RNR retry, without completion. */
+    if (attr->qp_state == RDMA_QPS_RESET) {
+        timer_del(sqp->rnr_timer);
+        sqp->has_stalled = false;
+        qp->sq_stalled = false;
     }
     return 0;
 }
 
 static void rdma_soft_destroy_qp(RdmaBackend *be, RdmaQp *qp)
 {
+    RdmaSoftQp *sqp = qp->be;
+
     trace_rdma_soft_destroy("qp", qp->handle);
-    g_free(qp->be);
+    timer_free(sqp->rnr_timer);
+    g_free(sqp);
     qp->be = NULL;
 }
 
@@ -132,6 +131,9 @@ static const RdmaBackendOps rdma_soft_ops = {
     .destroy_cq = rdma_soft_destroy_cq,
     .create_qp = rdma_soft_create_qp,
     .modify_qp = rdma_soft_modify_qp,
+    .post_send = rdma_soft_post_send,
+    .recv_posted = rdma_soft_recv_posted,
+    .flush_qp = rdma_soft_flush_qp,
     .destroy_qp = rdma_soft_destroy_qp,
     .create_srq = rdma_soft_create_srq,
     .modify_srq = rdma_soft_modify_srq,

@@ -7,7 +7,8 @@
  * verbs execution in a backend (hw/rdma/rdma_backend.h).
  *
  * Threading: everything here runs under the BQL, in the vCPU thread that
- * wrote the register or doorbell, or in the main loop (reset).
+ * wrote the register or doorbell, or in the main loop (bottom half,
+ * timers, reset); see pvrdma_qp_ops.c.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
@@ -82,6 +83,7 @@ struct PvrdmaState {
 
     RdmaResources rm;
     RdmaBackend *backend;
+    QEMUBH *sq_bh;                  /* send queues beyond a doorbell's budget */
     uint8_t mac[6];
 
     PvrdmaParams params;
@@ -89,6 +91,14 @@ struct PvrdmaState {
 
 /* pvrdma_main.c */
 void pvrdma_notify(PvrdmaState *s, unsigned vector);
+
+/* pvrdma_qp_ops.c */
+extern const RdmaFrontOps pvrdma_front_ops;
+void pvrdma_doorbell_qp(PvrdmaState *s, uint32_t page, uint32_t val);
+void pvrdma_doorbell_cq(PvrdmaState *s, uint32_t page, uint32_t val);
+void pvrdma_doorbell_srq(PvrdmaState *s, uint32_t page, uint32_t val);
+void pvrdma_qp_ops_init(PvrdmaState *s);
+void pvrdma_qp_ops_fini(PvrdmaState *s);
 
 /* pvrdma_cmd.c: execute the command in the command slot (REQUEST write) */
 void pvrdma_exec_cmd(PvrdmaState *s);

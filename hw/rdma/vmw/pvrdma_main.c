@@ -347,27 +347,11 @@ static uint64_t pvrdma_uar_read(void *opaque, hwaddr addr, unsigned size)
     return 0;
 }
 
-static void pvrdma_uar_cq(PvrdmaState *s, uint32_t val)
-{
-    uint32_t handle = val & PVRDMA_UAR_HANDLE_MASK;
-    RdmaCq *cq = rdma_rm_get(&s->rm, RDMA_RES_CQ, handle);
-
-    if (!cq) {
-        pvrdma_guest_error("CQ doorbell for unknown CQ %u", handle);
-        return;
-    }
-    if (val & PVRDMA_UAR_CQ_ARM) {
-        cq->armed = true;
-        cq->armed_solicited = !!(val & PVRDMA_UAR_CQ_ARM_SOL);
-    }
-    trace_pvrdma_uar_cq(handle, val);
-}
-
 static void pvrdma_uar_write(void *opaque, hwaddr addr, uint64_t val,
                              unsigned size)
 {
     PvrdmaState *s = opaque;
-    uint32_t handle = val & PVRDMA_UAR_HANDLE_MASK;
+    uint32_t page = addr / PVRDMA_UAR_PAGE_SIZE;
 
     if (!s->dsr_loaded) {
         pvrdma_guest_error("doorbell before the device was set up");
@@ -375,23 +359,13 @@ static void pvrdma_uar_write(void *opaque, hwaddr addr, uint64_t val,
     }
     switch (addr & (PVRDMA_UAR_PAGE_SIZE - 1)) {
     case PVRDMA_UAR_QP_OFFSET:
-        if (!rdma_rm_get(&s->rm, RDMA_RES_QP, handle)) {
-            pvrdma_guest_error("QP doorbell for unknown QP %u", handle);
-            return;
-        }
-        qemu_log_mask(LOG_UNIMP, "pvrdma: QP %u doorbell: the data path "
-                      "is not implemented yet\n", handle);
+        pvrdma_doorbell_qp(s, page, val);
         break;
     case PVRDMA_UAR_CQ_OFFSET:
-        pvrdma_uar_cq(s, val);
+        pvrdma_doorbell_cq(s, page, val);
         break;
     case PVRDMA_UAR_SRQ_OFFSET:
-        if (!rdma_rm_get(&s->rm, RDMA_RES_SRQ, handle)) {
-            pvrdma_guest_error("SRQ doorbell for unknown SRQ %u", handle);
-            return;
-        }
-        qemu_log_mask(LOG_UNIMP, "pvrdma: SRQ %u doorbell: the data path "
-                      "is not implemented yet\n", handle);
+        pvrdma_doorbell_srq(s, page, val);
         break;
     default:
         pvrdma_guest_error("write to unknown UAR offset 0x%" HWADDR_PRIx,
@@ -554,12 +528,14 @@ static void pvrdma_realize(PCIDevice *pdev, Error **errp)
     }
     pvrdma_init_limits(s, &limits);
     s->backend->ops->limits(s->backend, &limits);
-    if (!rdma_rm_init(&s->rm, pdev, s->backend, &limits, errp)) {
+    if (!rdma_rm_init(&s->rm, pdev, s->backend, &limits, &pvrdma_front_ops,
+                      s, errp)) {
         s->backend->ops->destroy(s->backend);
         s->backend = NULL;
         msix_uninit_exclusive_bar(pdev);
         return;
     }
+    pvrdma_qp_ops_init(s);
     pvrdma_reset_state(s);
 }
 
@@ -568,6 +544,7 @@ static void pvrdma_exit(PCIDevice *pdev)
     PvrdmaState *s = PVRDMA(pdev);
 
     pvrdma_reset_state(s);
+    pvrdma_qp_ops_fini(s);
     rdma_rm_fini(&s->rm);
     s->backend->ops->destroy(s->backend);
     s->backend = NULL;

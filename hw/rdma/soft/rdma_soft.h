@@ -1,0 +1,73 @@
+/*
+ * The soft RDMA engine: internal interfaces.
+ *
+ * rdma_soft.c       backend ops, per-object engine state
+ * rdma_soft_mem.c   keys, access rights and data movement in guest memory
+ * rdma_soft_qp.c    requester and responder (the transport is a local
+ *                   delivery to a QP of the same device; a RoCE v2 wire
+ *                   would replace rdma_soft_deliver() and nothing above it)
+ *
+ * Everything runs under the BQL: in a vCPU thread (doorbell), in a main
+ * loop bottom half, or in a main loop timer (RNR retry).
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+
+#ifndef HW_RDMA_SOFT_RDMA_SOFT_H
+#define HW_RDMA_SOFT_RDMA_SOFT_H
+
+#include "qemu/timer.h"
+#include "hw/rdma/rdma_backend.h"
+
+typedef struct RdmaSoft RdmaSoft;
+
+/* Engine state of one QP. */
+typedef struct RdmaSoftQp {
+    RdmaSoft *soft;
+    RdmaQp *qp;
+    RdmaSendWr stalled;             /* WR waiting for an RNR retry */
+    bool has_stalled;
+    uint32_t rnr_attempts;
+    uint32_t rnr_dest_qpn;          /* whose receive queue we wait for */
+    QEMUTimer *rnr_timer;
+} RdmaSoftQp;
+
+struct RdmaSoft {
+    RdmaBackend be;
+};
+
+/* Bytes of a scatter list, resolved to MRs and checked. */
+typedef struct RdmaSoftSeg {
+    RdmaMr *mr;
+    uint64_t va;
+    uint64_t len;
+} RdmaSoftSeg;
+
+typedef struct RdmaSoftSgl {
+    RdmaSoftSeg seg[RDMA_MAX_SGE];
+    uint32_t nseg;
+    uint64_t total;
+} RdmaSoftSgl;
+
+/* rdma_soft_mem.c */
+RdmaWcStatus rdma_soft_local_sgl(RdmaResources *rm, uint32_t pd_handle,
+                                 const RdmaSge *sge, uint32_t num_sge,
+                                 uint32_t access, RdmaSoftSgl *sgl);
+bool rdma_soft_remote_seg(RdmaResources *rm, const RdmaQp *qp, uint64_t va,
+                          uint32_t rkey, uint64_t len, uint32_t access,
+                          RdmaSoftSgl *sgl);
+bool rdma_soft_copy(PCIDevice *pdev, RdmaSoftSgl *dst, uint64_t dst_off,
+                    RdmaSoftSgl *src, uint64_t len);
+bool rdma_soft_write_buf(PCIDevice *pdev, RdmaSoftSgl *dst, uint64_t off,
+                         const void *buf, uint64_t len);
+bool rdma_soft_atomic(PCIDevice *pdev, RdmaSoftSgl *remote,
+                      RdmaWrOpcode op, uint64_t compare_add, uint64_t swap,
+                      uint64_t *orig);
+
+/* rdma_soft_qp.c */
+void rdma_soft_post_send(RdmaBackend *be, RdmaQp *qp, const RdmaSendWr *wr);
+void rdma_soft_recv_posted(RdmaBackend *be, RdmaQp *qp, RdmaSrq *srq);
+void rdma_soft_flush_qp(RdmaBackend *be, RdmaQp *qp);
+void rdma_soft_rnr_timer(void *opaque);
+
+#endif

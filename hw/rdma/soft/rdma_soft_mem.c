@@ -1,0 +1,245 @@
+/*
+ * The soft RDMA engine: keys, access rights and data movement.
+ *
+ * A local SGE or a remote (va, rkey, length) is resolved once into
+ * segments of memory regions, checking key, PD, access rights and bounds
+ * (written so that va + len cannot wrap).  Data then moves between guest
+ * pages directly: each chunk is mapped with dma_memory_map and copied with
+ * one memcpy, so a transfer between two guest buffers costs one copy.
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+
+#include "qemu/osdep.h"
+#include "qemu/atomic.h"
+#include "system/dma.h"
+#include "rdma_soft.h"
+
+/* Is [va, va + len) inside @mr?  DMA MRs cover all of guest memory. */
+static bool rdma_soft_mr_covers(const RdmaMr *mr, uint64_t va, uint64_t len)
+{
+    switch (mr->kind) {
+    case RDMA_MR_DMA:
+        return true;
+    case RDMA_MR_USER:
+        return va >= mr->iova && len <= mr->length &&
+               va - mr->iova <= mr->length - len;
+    default:
+        return false;               /* fast-register MRs: not mapped */
+    }
+}
+
+RdmaWcStatus rdma_soft_local_sgl(RdmaResources *rm, uint32_t pd_handle,
+                                 const RdmaSge *sge, uint32_t num_sge,
+                                 uint32_t access, RdmaSoftSgl *sgl)
+{
+    uint32_t i;
+
+    sgl->nseg = 0;
+    sgl->total = 0;
+    for (i = 0; i < num_sge; i++) {
+        RdmaMr *mr;
+
+        if (!sge[i].length) {
+            continue;
+        }
+        mr = rdma_rm_mr_by_key(rm, sge[i].lkey);
+        if (!mr || mr->lkey != sge[i].lkey || mr->pd_handle != pd_handle ||
+            (mr->access & access) != access ||
+            !rdma_soft_mr_covers(mr, sge[i].addr, sge[i].length)) {
+            return RDMA_WC_LOC_PROT_ERR;
+        }
+        sgl->seg[sgl->nseg++] = (RdmaSoftSeg) {
+            .mr = mr, .va = sge[i].addr, .len = sge[i].length,
+        };
+        sgl->total += sge[i].length;
+    }
+    return RDMA_WC_SUCCESS;
+}
+
+bool rdma_soft_remote_seg(RdmaResources *rm, const RdmaQp *qp, uint64_t va,
+                          uint32_t rkey, uint64_t len, uint32_t access,
+                          RdmaSoftSgl *sgl)
+{
+    RdmaMr *mr = rdma_rm_mr_by_key(rm, rkey);
+
+    /* Both the MR and the responder QP must allow the remote access. */
+    if (!mr || mr->rkey != rkey || mr->pd_handle != qp->pd_handle ||
+        (mr->access & access) != access ||
+        (qp->attr.qp_access_flags & access) != access ||
+        !rdma_soft_mr_covers(mr, va, len)) {
+        return false;
+    }
+    sgl->seg[0] = (RdmaSoftSeg) { .mr = mr, .va = va, .len = len };
+    sgl->nseg = 1;
+    sgl->total = len;
+    return true;
+}
+
+/*
+ * Guest-physical address of @va in @mr and how many bytes are contiguous
+ * from there (physically adjacent pages are merged).
+ */
+static uint64_t rdma_soft_phys(const RdmaMr *mr, uint64_t va, uint64_t *contig)
+{
+    uint64_t pg, phys;
+
+    if (mr->kind == RDMA_MR_DMA) {
+        *contig = UINT64_MAX;
+        return va;
+    }
+    pg = ((va & ~(uint64_t)(RDMA_PAGE_SIZE - 1)) -
+          (mr->iova & ~(uint64_t)(RDMA_PAGE_SIZE - 1))) >> RDMA_PAGE_SHIFT;
+    phys = mr->pages.pages[pg] + (va & (RDMA_PAGE_SIZE - 1));
+    *contig = RDMA_PAGE_SIZE - (va & (RDMA_PAGE_SIZE - 1));
+    while (pg + 1 < mr->pages.npages &&
+           mr->pages.pages[pg + 1] == mr->pages.pages[pg] + RDMA_PAGE_SIZE) {
+        *contig += RDMA_PAGE_SIZE;
+        pg++;
+    }
+    return phys;
+}
+
+/* A position in a scatter list. */
+typedef struct RdmaSoftCursor {
+    RdmaSoftSgl *sgl;
+    uint32_t idx;
+    uint64_t off;
+} RdmaSoftCursor;
+
+static void rdma_soft_cursor_init(RdmaSoftCursor *c, RdmaSoftSgl *sgl,
+                                  uint64_t off)
+{
+    c->sgl = sgl;
+    c->idx = 0;
+    c->off = 0;
+    while (c->idx < sgl->nseg && off >= sgl->seg[c->idx].len) {
+        off -= sgl->seg[c->idx].len;
+        c->idx++;
+    }
+    c->off = off;
+}
+
+/* The next contiguous guest-physical piece, at most @max bytes; 0 at end. */
+static uint64_t rdma_soft_cursor_next(RdmaSoftCursor *c, uint64_t max,
+                                      uint64_t *phys)
+{
+    RdmaSoftSeg *s;
+    uint64_t contig, n;
+
+    if (c->idx >= c->sgl->nseg) {
+        return 0;
+    }
+    s = &c->sgl->seg[c->idx];
+    *phys = rdma_soft_phys(s->mr, s->va + c->off, &contig);
+    n = MIN(MIN(max, contig), s->len - c->off);
+    c->off += n;
+    if (c->off == s->len) {
+        c->idx++;
+        c->off = 0;
+    }
+    return n;
+}
+
+bool rdma_soft_copy(PCIDevice *pdev, RdmaSoftSgl *dst, uint64_t dst_off,
+                    RdmaSoftSgl *src, uint64_t len)
+{
+    AddressSpace *as = pci_get_address_space(pdev);
+    RdmaSoftCursor d, s;
+    uint64_t dphys = 0, sphys = 0, dn = 0, sn = 0;
+
+    rdma_soft_cursor_init(&d, dst, dst_off);
+    rdma_soft_cursor_init(&s, src, 0);
+    while (len) {
+        dma_addr_t dl, sl;
+        uint64_t n;
+        void *dp, *sp;
+
+        if (!dn) {
+            dn = rdma_soft_cursor_next(&d, len, &dphys);
+        }
+        if (!sn) {
+            sn = rdma_soft_cursor_next(&s, len, &sphys);
+        }
+        if (!dn || !sn) {
+            return false;
+        }
+        n = MIN(dn, sn);
+        dl = sl = n;
+        dp = dma_memory_map(as, dphys, &dl, DMA_DIRECTION_FROM_DEVICE,
+                            MEMTXATTRS_UNSPECIFIED);
+        sp = dma_memory_map(as, sphys, &sl, DMA_DIRECTION_TO_DEVICE,
+                            MEMTXATTRS_UNSPECIFIED);
+        if (!dp || !sp) {
+            if (dp) {
+                dma_memory_unmap(as, dp, dl, DMA_DIRECTION_FROM_DEVICE, 0);
+            }
+            if (sp) {
+                dma_memory_unmap(as, sp, sl, DMA_DIRECTION_TO_DEVICE, 0);
+            }
+            return false;
+        }
+        /* A mapping may come back shorter (end of a RAM block). */
+        n = MIN(n, MIN(dl, sl));
+        memmove(dp, sp, n);
+        dma_memory_unmap(as, dp, dl, DMA_DIRECTION_FROM_DEVICE, n);
+        dma_memory_unmap(as, sp, sl, DMA_DIRECTION_TO_DEVICE, n);
+        dphys += n;
+        sphys += n;
+        dn -= n;
+        sn -= n;
+        len -= n;
+    }
+    return true;
+}
+
+bool rdma_soft_write_buf(PCIDevice *pdev, RdmaSoftSgl *dst, uint64_t off,
+                         const void *buf, uint64_t len)
+{
+    RdmaSoftCursor d;
+    uint64_t phys, n;
+
+    rdma_soft_cursor_init(&d, dst, off);
+    while (len) {
+        n = rdma_soft_cursor_next(&d, len, &phys);
+        if (!n || pci_dma_write(pdev, phys, buf, n) != MEMTX_OK) {
+            return false;
+        }
+        buf = (const uint8_t *)buf + n;
+        len -= n;
+    }
+    return true;
+}
+
+bool rdma_soft_atomic(PCIDevice *pdev, RdmaSoftSgl *remote,
+                      RdmaWrOpcode op, uint64_t compare_add, uint64_t swap,
+                      uint64_t *orig)
+{
+    AddressSpace *as = pci_get_address_space(pdev);
+    RdmaSoftCursor c;
+    uint64_t phys, *p, old;
+    dma_addr_t l = 8;
+
+    rdma_soft_cursor_init(&c, remote, 0);
+    if (rdma_soft_cursor_next(&c, 8, &phys) != 8) {
+        return false;
+    }
+    p = dma_memory_map(as, phys, &l, DMA_DIRECTION_FROM_DEVICE,
+                       MEMTXATTRS_UNSPECIFIED);
+    if (!p || l < 8) {
+        if (p) {
+            dma_memory_unmap(as, p, l, DMA_DIRECTION_FROM_DEVICE, 0);
+        }
+        return false;
+    }
+    /* Atomic also against other vCPUs touching the same guest word. */
+    if (op == RDMA_WR_ATOMIC_CMP_AND_SWP) {
+        old = le64_to_cpu(qatomic_cmpxchg(p, cpu_to_le64(compare_add),
+                                          cpu_to_le64(swap)));
+    } else {
+        old = le64_to_cpu(qatomic_fetch_add(p, cpu_to_le64(compare_add)));
+    }
+    dma_memory_unmap(as, p, l, DMA_DIRECTION_FROM_DEVICE, 8);
+    *orig = old;
+    return true;
+}

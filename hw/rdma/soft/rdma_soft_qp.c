@@ -1,0 +1,508 @@
+/*
+ * The soft RDMA engine: requester and responder.
+ *
+ * rdma_soft_post_send() is the requester: it checks the WR against the
+ * local QP and its memory, finds where the message goes, and hands it to
+ * the responder side of the destination QP, which checks the remote rights
+ * and moves the data.  Today the destination is a QP of the same device,
+ * so "the wire" is a function call; the results the responder returns are
+ * the IB acknowledgements (ACK, RNR NAK, NAKs, no answer) so that a RoCE v2
+ * transport can carry the same exchange later.
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+
+#include "qemu/osdep.h"
+#include "qemu/bswap.h"
+#include "rdma_soft.h"
+#include "hw/rdma/trace.h"
+
+#define RDMA_SOFT_MAX_MSG   (1ull << 31)
+#define RDMA_SOFT_UD_MTU    1024        /* the port's active MTU */
+#define RDMA_RNR_INFINITE   7
+
+/* What the responder answers, as the IB transport would. */
+typedef enum RdmaSoftAck {
+    RDMA_ACK,
+    RDMA_NAK_RNR,                   /* no receive WQE: retry later */
+    RDMA_NAK_INV_REQ,               /* invalid request */
+    RDMA_NAK_REM_ACCESS,            /* remote access error */
+    RDMA_NAK_REM_OP,                /* remote operational error */
+    RDMA_NO_ANSWER,                 /* nobody there: retries run out */
+} RdmaSoftAck;
+
+static const RdmaWcStatus rdma_soft_ack_status[] = {
+    [RDMA_ACK] = RDMA_WC_SUCCESS,
+    [RDMA_NAK_RNR] = RDMA_WC_RNR_RETRY_EXC_ERR,
+    [RDMA_NAK_INV_REQ] = RDMA_WC_REM_INV_REQ_ERR,
+    [RDMA_NAK_REM_ACCESS] = RDMA_WC_REM_ACCESS_ERR,
+    [RDMA_NAK_REM_OP] = RDMA_WC_REM_OP_ERR,
+    [RDMA_NO_ANSWER] = RDMA_WC_RETRY_EXC_ERR,
+};
+
+/* RNR timer values of the IB spec (table 45), in microseconds x 100. */
+static const uint32_t rdma_rnr_timer_10us[32] = {
+    65536, 1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256,
+    384, 512, 768, 1024, 1536, 2048, 3072, 4096, 6144, 8192, 12288, 16384,
+    24576, 32768, 49152,
+};
+
+static RdmaWcOpcode rdma_soft_wc_opcode(RdmaWrOpcode op)
+{
+    switch (op) {
+    case RDMA_WR_RDMA_WRITE:
+    case RDMA_WR_RDMA_WRITE_WITH_IMM:
+        return RDMA_WC_RDMA_WRITE;
+    case RDMA_WR_RDMA_READ:
+        return RDMA_WC_RDMA_READ;
+    case RDMA_WR_ATOMIC_CMP_AND_SWP:
+        return RDMA_WC_COMP_SWAP;
+    case RDMA_WR_ATOMIC_FETCH_AND_ADD:
+        return RDMA_WC_FETCH_ADD;
+    default:
+        return RDMA_WC_SEND;
+    }
+}
+
+static void rdma_soft_complete_send(RdmaResources *rm, RdmaQp *qp,
+                                    const RdmaSendWr *wr, RdmaWcStatus st,
+                                    uint32_t byte_len)
+{
+    RdmaWc wc = {
+        .wr_id = wr->wr_id,
+        .status = st,
+        .opcode = rdma_soft_wc_opcode(wr->opcode),
+        .byte_len = byte_len,
+        .qp_handle = qp->handle,
+    };
+
+    /* Unsignaled WRs complete silently, unless they fail. */
+    if (st == RDMA_WC_SUCCESS && !(wr->flags & RDMA_SEND_SIGNALED) &&
+        !qp->sq_sig_all) {
+        return;
+    }
+    trace_rdma_soft_send_done(qp->qpn, wr->wr_id, st);
+    rm->fe->complete(rm->fe_opaque, qp, qp->send_cq_handle, &wc, false);
+}
+
+/* A WR failed: it completes with @st and the QP goes to ERR. */
+static void rdma_soft_fail(RdmaResources *rm, RdmaQp *qp,
+                           const RdmaSendWr *wr, RdmaWcStatus st)
+{
+    rdma_soft_complete_send(rm, qp, wr, st, 0);
+    rdma_rm_qp_error(rm, qp, RDMA_EVENT_NONE);
+}
+
+static void rdma_soft_complete_recv(RdmaResources *rm, RdmaQp *qp,
+                                    const RdmaRecvWr *rwr, RdmaWc *wc,
+                                    bool solicited)
+{
+    wc->wr_id = rwr->wr_id;
+    wc->qp_handle = qp->handle;
+    trace_rdma_soft_recv_done(qp->qpn, rwr->wr_id, wc->status, wc->byte_len);
+    rm->fe->complete(rm->fe_opaque, qp, qp->recv_cq_handle, wc, solicited);
+}
+
+static bool rdma_soft_qp_receives(const RdmaQp *qp)
+{
+    return qp->attr.qp_state == RDMA_QPS_RTR ||
+           qp->attr.qp_state == RDMA_QPS_RTS ||
+           qp->attr.qp_state == RDMA_QPS_SQD;
+}
+
+static bool rdma_gid_is_v4(const uint8_t *gid)
+{
+    static const uint8_t prefix[12] = { [10] = 0xff, [11] = 0xff };
+
+    return !memcmp(gid, prefix, sizeof(prefix));
+}
+
+/*
+ * The 40 bytes in front of a UD receive: for RoCE v2 over IPv4 the IPv4
+ * header in the last 20 (with a valid checksum: the guest's MAD layer
+ * checks it to build reply address handles), else an IPv6 header.
+ */
+static uint8_t rdma_soft_grh(uint8_t *grh, const uint8_t *sgid,
+                             const uint8_t *dgid, uint32_t payload,
+                             uint8_t tclass, uint8_t hop_limit)
+{
+    /* IP payload: UDP 8, BTH 12, DETH 8, data, ICRC 4 */
+    uint32_t ip_payload = 8 + 12 + 8 + payload + 4;
+
+    memset(grh, 0, RDMA_GRH_SIZE);
+    if (rdma_gid_is_v4(sgid) && rdma_gid_is_v4(dgid)) {
+        uint8_t *ip = grh + 20;
+        uint32_t sum = 0;
+        int i;
+
+        ip[0] = 0x45;
+        ip[1] = tclass;
+        stw_be_p(ip + 2, 20 + ip_payload);
+        stw_be_p(ip + 6, 0x4000);                   /* don't fragment */
+        ip[8] = hop_limit ? hop_limit : 64;
+        ip[9] = 17;                                 /* UDP */
+        memcpy(ip + 12, sgid + 12, 4);
+        memcpy(ip + 16, dgid + 12, 4);
+        for (i = 0; i < 20; i += 2) {
+            sum += lduw_be_p(ip + i);
+        }
+        while (sum >> 16) {
+            sum = (sum & 0xffff) + (sum >> 16);
+        }
+        stw_be_p(ip + 10, ~sum & 0xffff);
+        return RDMA_NETWORK_IPV4;
+    }
+    stl_be_p(grh, (6u << 28) | ((uint32_t)tclass << 20));
+    stw_be_p(grh + 4, ip_payload);
+    grh[6] = 17;
+    grh[7] = hop_limit ? hop_limit : 64;
+    memcpy(grh + 8, sgid, 16);
+    memcpy(grh + 24, dgid, 16);
+    return RDMA_NETWORK_IPV6;
+}
+
+/*
+ * Responder: a message (SEND, SEND_WITH_IMM, or the immediate of an RDMA
+ * WRITE) arrives at @dst and consumes a receive WQE.
+ */
+static RdmaSoftAck rdma_soft_respond_recv(RdmaSoft *soft, RdmaQp *src,
+                                          RdmaQp *dst, const RdmaSendWr *wr,
+                                          RdmaSoftSgl *data, bool write_imm)
+{
+    RdmaResources *rm = soft->be.rm;
+    bool ud = dst->type != RDMA_QPT_RC;
+    uint64_t len = write_imm ? 0 : data->total;
+    uint64_t need = len + (ud ? RDMA_GRH_SIZE : 0);
+    RdmaRecvWr rwr;
+    RdmaSoftSgl rsgl;
+    RdmaWc wc = { .src_qp = src->qpn };
+    int ret;
+
+    ret = rm->fe->next_recv(rm->fe_opaque, dst, &rwr);
+    if (ret == -EAGAIN) {
+        return RDMA_NAK_RNR;
+    }
+    if (ret < 0) {
+        rdma_rm_qp_error(rm, dst, RDMA_EVENT_QP_FATAL);
+        return RDMA_NAK_REM_OP;
+    }
+    wc.status = rdma_soft_local_sgl(rm, dst->pd_handle, rwr.sge, rwr.num_sge,
+                                    RDMA_ACCESS_LOCAL_WRITE, &rsgl);
+    if (wc.status == RDMA_WC_SUCCESS && rsgl.total < need) {
+        wc.status = RDMA_WC_LOC_LEN_ERR;
+    }
+    if (wc.status == RDMA_WC_SUCCESS && ud) {
+        uint8_t grh[RDMA_GRH_SIZE];
+        const RdmaGid *sgid = &rm->gids[wr->sgid_index];
+
+        wc.network_hdr_type = rdma_soft_grh(grh, sgid->gid, wr->dgid, len, 0,
+                                            64);
+        wc.wc_flags |= RDMA_WC_GRH | RDMA_WC_WITH_NETWORK_HDR_TYPE;
+        if (!rdma_soft_write_buf(rm->pdev, &rsgl, 0, grh,
+                                 sizeof(grh))) {
+            wc.status = RDMA_WC_LOC_PROT_ERR;
+        }
+    }
+    if (wc.status == RDMA_WC_SUCCESS && len &&
+        !rdma_soft_copy(rm->pdev, &rsgl, ud ? RDMA_GRH_SIZE : 0, data, len)) {
+        wc.status = RDMA_WC_LOC_PROT_ERR;
+    }
+    wc.byte_len = write_imm ? data->total : need;
+    wc.opcode = write_imm ? RDMA_WC_RECV_RDMA_WITH_IMM : RDMA_WC_RECV;
+    if (wr->opcode == RDMA_WR_SEND_WITH_IMM || write_imm) {
+        wc.imm_data = wr->imm_data;
+        wc.wc_flags |= RDMA_WC_WITH_IMM;
+    }
+    rdma_soft_complete_recv(rm, dst, &rwr, &wc,
+                            !!(wr->flags & RDMA_SEND_SOLICITED));
+    if (wc.status != RDMA_WC_SUCCESS && !ud) {
+        rdma_rm_qp_error(rm, dst, RDMA_EVENT_NONE);
+        return wc.status == RDMA_WC_LOC_LEN_ERR ? RDMA_NAK_INV_REQ
+                                                : RDMA_NAK_REM_OP;
+    }
+    return RDMA_ACK;
+}
+
+/* Responder: RDMA WRITE, READ and atomics against @dst's memory. */
+static RdmaSoftAck rdma_soft_respond_rdma(RdmaSoft *soft, RdmaQp *src,
+                                          RdmaQp *dst, const RdmaSendWr *wr,
+                                          RdmaSoftSgl *local)
+{
+    RdmaResources *rm = soft->be.rm;
+    RdmaSoftSgl remote;
+    uint64_t orig;
+    RdmaSoftAck ack;
+
+    switch (wr->opcode) {
+    case RDMA_WR_RDMA_WRITE:
+    case RDMA_WR_RDMA_WRITE_WITH_IMM:
+        /* A zero-length write checks no key (IB 9.4.1.1). */
+        if (local->total &&
+            !rdma_soft_remote_seg(rm, dst, wr->remote_addr, wr->rkey,
+                                  local->total, RDMA_ACCESS_REMOTE_WRITE,
+                                  &remote)) {
+            return RDMA_NAK_REM_ACCESS;
+        }
+        if (wr->opcode == RDMA_WR_RDMA_WRITE_WITH_IMM) {
+            /* The immediate needs a receive WQE: take it before writing. */
+            ack = rdma_soft_respond_recv(soft, src, dst, wr, local, true);
+            if (ack != RDMA_ACK) {
+                return ack;
+            }
+        }
+        if (local->total &&
+            !rdma_soft_copy(rm->pdev, &remote, 0, local, local->total)) {
+            return RDMA_NAK_REM_ACCESS;
+        }
+        return RDMA_ACK;
+    case RDMA_WR_RDMA_READ:
+        if (local->total &&
+            (!rdma_soft_remote_seg(rm, dst, wr->remote_addr, wr->rkey,
+                                   local->total, RDMA_ACCESS_REMOTE_READ,
+                                   &remote) ||
+             !rdma_soft_copy(rm->pdev, local, 0, &remote, local->total))) {
+            return RDMA_NAK_REM_ACCESS;
+        }
+        return RDMA_ACK;
+    case RDMA_WR_ATOMIC_CMP_AND_SWP:
+    case RDMA_WR_ATOMIC_FETCH_AND_ADD:
+        if (wr->remote_addr & 7) {
+            return RDMA_NAK_INV_REQ;
+        }
+        if (!rdma_soft_remote_seg(rm, dst, wr->remote_addr, wr->rkey, 8,
+                                  RDMA_ACCESS_REMOTE_ATOMIC, &remote) ||
+            !rdma_soft_atomic(rm->pdev, &remote, wr->opcode,
+                              wr->compare_add, wr->swap, &orig)) {
+            return RDMA_NAK_REM_ACCESS;
+        }
+        orig = cpu_to_le64(orig);
+        return rdma_soft_write_buf(rm->pdev, local, 0, &orig, 8) ?
+               RDMA_ACK : RDMA_NAK_REM_OP;
+    default:
+        return RDMA_NAK_INV_REQ;
+    }
+}
+
+/*
+ * The transport: carry @wr from @src to the QP it addresses.  Local
+ * delivery: the destination must be a QP of this device, reached through
+ * one of the device's GIDs.
+ */
+static RdmaSoftAck rdma_soft_deliver(RdmaSoft *soft, RdmaQp *src,
+                                     const RdmaSendWr *wr, RdmaSoftSgl *local,
+                                     RdmaQp **dst_out)
+{
+    RdmaResources *rm = soft->be.rm;
+    RdmaQp *dst;
+
+    if (src->type == RDMA_QPT_RC) {
+        dst = rdma_rm_qp_by_num(rm, src->attr.dest_qp_num);
+        if (!dst || dst->type != RDMA_QPT_RC || !rdma_soft_qp_receives(dst) ||
+            dst->attr.dest_qp_num != src->qpn ||
+            !rdma_rm_gid_is_local(rm, src->attr.ah.dgid)) {
+            return RDMA_NO_ANSWER;
+        }
+        *dst_out = dst;
+        if (wr->opcode == RDMA_WR_SEND || wr->opcode == RDMA_WR_SEND_WITH_IMM) {
+            return rdma_soft_respond_recv(soft, src, dst, wr, local, false);
+        }
+        return rdma_soft_respond_rdma(soft, src, dst, wr, local);
+    }
+
+    /* UD and GSI: unreliable; whatever cannot be delivered is dropped. */
+    dst = rdma_rm_qp_by_num(rm, wr->remote_qpn);
+    if (dst && (dst->type == RDMA_QPT_UD || dst->type == RDMA_QPT_GSI) &&
+        rdma_soft_qp_receives(dst) && rdma_rm_gid_is_local(rm, wr->dgid)) {
+        /* A Q_Key with the top bit set means "the sender QP's own". */
+        uint32_t qkey = wr->remote_qkey & RDMA_QKEY_PRIVILEGED ?
+                        src->attr.qkey : wr->remote_qkey;
+
+        if (qkey == dst->attr.qkey) {
+            *dst_out = dst;
+            rdma_soft_respond_recv(soft, src, dst, wr, local, false);
+        } else {
+            trace_rdma_soft_ud_drop(src->qpn, wr->remote_qpn, "Q_Key");
+        }
+    } else {
+        trace_rdma_soft_ud_drop(src->qpn, wr->remote_qpn, "no such QP");
+    }
+    return RDMA_ACK;
+}
+
+static uint32_t rdma_soft_local_access(RdmaWrOpcode op)
+{
+    switch (op) {
+    case RDMA_WR_RDMA_READ:
+    case RDMA_WR_ATOMIC_CMP_AND_SWP:
+    case RDMA_WR_ATOMIC_FETCH_AND_ADD:
+        return RDMA_ACCESS_LOCAL_WRITE;   /* the reply lands locally */
+    default:
+        return 0;
+    }
+}
+
+/* Which opcodes a QP type can execute. */
+static bool rdma_soft_opcode_ok(const RdmaQp *qp, RdmaWrOpcode op)
+{
+    if (qp->type != RDMA_QPT_RC) {
+        return op == RDMA_WR_SEND || op == RDMA_WR_SEND_WITH_IMM;
+    }
+    return op <= RDMA_WR_ATOMIC_FETCH_AND_ADD;
+}
+
+/* RNR NAK: keep the WR and retry after the responder's RNR timer. */
+static void rdma_soft_rnr(RdmaSoftQp *sqp, const RdmaSendWr *wr,
+                          RdmaQp *dst)
+{
+    RdmaQp *qp = sqp->qp;
+
+    if (!sqp->has_stalled) {
+        sqp->stalled = *wr;
+        sqp->has_stalled = true;
+        sqp->rnr_attempts = 0;
+    }
+    sqp->rnr_attempts++;
+    if (qp->attr.rnr_retry != RDMA_RNR_INFINITE &&
+        sqp->rnr_attempts > qp->attr.rnr_retry) {
+        RdmaSendWr failed = sqp->stalled;
+
+        sqp->has_stalled = false;
+        qp->sq_stalled = false;
+        rdma_soft_fail(sqp->soft->be.rm, qp, &failed,
+                       RDMA_WC_RNR_RETRY_EXC_ERR);
+        return;
+    }
+    trace_rdma_soft_rnr(qp->qpn, dst->qpn, sqp->rnr_attempts);
+    qp->sq_stalled = true;
+    sqp->rnr_dest_qpn = dst->qpn;
+    timer_mod(sqp->rnr_timer, qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL) +
+              rdma_rnr_timer_10us[dst->attr.min_rnr_timer & 31] * 10000ll);
+}
+
+/* Execute one WR; returns false when it had to wait (RNR). */
+static bool rdma_soft_execute(RdmaSoftQp *sqp, const RdmaSendWr *wr)
+{
+    RdmaQp *qp = sqp->qp;
+    RdmaResources *rm = sqp->soft->be.rm;
+    RdmaSoftSgl local;
+    RdmaWcStatus st;
+    RdmaSoftAck ack;
+    RdmaQp *dst = NULL;
+
+    if (!rdma_soft_opcode_ok(qp, wr->opcode)) {
+        rdma_soft_fail(rm, qp, wr, RDMA_WC_LOC_QP_OP_ERR);
+        return true;
+    }
+    st = rdma_soft_local_sgl(rm, qp->pd_handle, wr->sge, wr->num_sge,
+                             rdma_soft_local_access(wr->opcode), &local);
+    if (st != RDMA_WC_SUCCESS) {
+        rdma_soft_fail(rm, qp, wr, st);
+        return true;
+    }
+    if (local.total > RDMA_SOFT_MAX_MSG ||
+        (qp->type != RDMA_QPT_RC && local.total > RDMA_SOFT_UD_MTU) ||
+        ((wr->opcode == RDMA_WR_ATOMIC_CMP_AND_SWP ||
+          wr->opcode == RDMA_WR_ATOMIC_FETCH_AND_ADD) && local.total != 8)) {
+        rdma_soft_fail(rm, qp, wr, RDMA_WC_LOC_LEN_ERR);
+        return true;
+    }
+    if (qp->type != RDMA_QPT_RC &&
+        (wr->sgid_index >= rm->limits.gid_tbl_len ||
+         !rm->gids[wr->sgid_index].valid)) {
+        rdma_soft_fail(rm, qp, wr, RDMA_WC_LOC_QP_OP_ERR);
+        return true;
+    }
+
+    ack = rdma_soft_deliver(sqp->soft, qp, wr, &local, &dst);
+    switch (ack) {
+    case RDMA_ACK:
+        rdma_soft_complete_send(rm, qp, wr, RDMA_WC_SUCCESS,
+                                local.total);
+        return true;
+    case RDMA_NAK_RNR:
+        rdma_soft_rnr(sqp, wr, dst);
+        return !qp->sq_stalled;
+    case RDMA_NAK_REM_ACCESS:
+        rdma_rm_qp_error(rm, dst, RDMA_EVENT_QP_ACCESS_ERR);
+        break;
+    case RDMA_NAK_INV_REQ:
+        if (dst) {
+            rdma_rm_qp_error(rm, dst, RDMA_EVENT_QP_REQ_ERR);
+        }
+        break;
+    default:
+        break;
+    }
+    rdma_soft_fail(rm, qp, wr, rdma_soft_ack_status[ack]);
+    return true;
+}
+
+void rdma_soft_post_send(RdmaBackend *be, RdmaQp *qp, const RdmaSendWr *wr)
+{
+    RdmaSoftQp *sqp = qp->be;
+
+    trace_rdma_soft_post_send(qp->qpn, wr->wr_id, wr->opcode, wr->num_sge);
+    rdma_soft_execute(sqp, wr);
+}
+
+/* Retry the WR an RNR NAK stopped, then let the send queue go on. */
+static void rdma_soft_retry(RdmaSoftQp *sqp)
+{
+    RdmaQp *qp = sqp->qp;
+    RdmaResources *rm = sqp->soft->be.rm;
+
+    timer_del(sqp->rnr_timer);
+    qp->sq_stalled = false;
+    if (!sqp->has_stalled) {
+        return;
+    }
+    if (rdma_soft_execute(sqp, &sqp->stalled)) {
+        sqp->has_stalled = false;
+    }
+    if (!qp->sq_stalled && qp->attr.qp_state == RDMA_QPS_RTS) {
+        rm->fe->kick_send(rm->fe_opaque, qp);
+    }
+}
+
+void rdma_soft_rnr_timer(void *opaque)
+{
+    rdma_soft_retry(opaque);
+}
+
+/*
+ * The guest posted receives: a sender stalled on this receive queue need
+ * not wait for its timer (it would only find the WQE later).
+ */
+void rdma_soft_recv_posted(RdmaBackend *be, RdmaQp *qp, RdmaSrq *srq)
+{
+    RdmaTable *t = &be->rm->tables[RDMA_RES_QP];
+    uint32_t h;
+
+    for (h = 0; h < t->size; h++) {
+        RdmaQp *s = t->slots[h];
+        RdmaSoftQp *sqp = s ? s->be : NULL;
+        RdmaQp *dst;
+
+        if (!sqp || !sqp->has_stalled) {
+            continue;
+        }
+        dst = rdma_rm_qp_by_num(be->rm, sqp->rnr_dest_qpn);
+        if (dst && (dst == qp || (srq && dst->is_srq &&
+                                  dst->srq_handle == srq->handle))) {
+            rdma_soft_retry(sqp);
+        }
+    }
+}
+
+void rdma_soft_flush_qp(RdmaBackend *be, RdmaQp *qp)
+{
+    RdmaSoftQp *sqp = qp->be;
+
+    timer_del(sqp->rnr_timer);
+    qp->sq_stalled = false;
+    if (sqp->has_stalled) {
+        sqp->has_stalled = false;
+        rdma_soft_complete_send(be->rm, qp, &sqp->stalled,
+                                RDMA_WC_WR_FLUSH_ERR, 0);
+    }
+}

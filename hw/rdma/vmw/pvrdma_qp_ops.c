@@ -1,0 +1,477 @@
+/*
+ * VMware PVRDMA front-end: the data path in guest memory.
+ *
+ * Doorbells, WQE fetch and parsing, CQE write-back, CQ notifications and
+ * asynchronous events.  A WQE is read from the guest's ring once into a
+ * local buffer, its ring slot is released, and only the parsed copy is
+ * used from then on; a bad WQE is consumed and completed with an error
+ * status, so the ring always makes progress (CVE-2018-20124, -20216).
+ *
+ * Threading: doorbells run in the vCPU thread that wrote them, under the
+ * BQL; a doorbell handles at most PVRDMA_SQ_BUDGET WQEs and leaves the rest
+ * to a bottom half in the main loop (also under the BQL), so a vCPU never
+ * does unbounded work.  The backend completes WRs synchronously or from
+ * main-loop timers; nothing here runs outside the BQL.
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+
+#include "qemu/osdep.h"
+#include "qemu/log.h"
+#include "qemu/main-loop.h"
+#include "pvrdma.h"
+#include "trace.h"
+
+#define PVRDMA_SQ_BUDGET    64
+#define PVRDMA_WQE_MAX      (sizeof(PvrdmaSqWqeHdr) + \
+                             RDMA_MAX_SGE * sizeof(PvrdmaSge))
+
+/* Rings of the objects (page 0: ring state; see pvrdma_abi.h) */
+
+static bool pvrdma_sq_ring(PvrdmaState *s, RdmaQp *qp, PvrdmaRingMap *r)
+{
+    return pvrdma_ring_init(r, PCI_DEVICE(s),
+                            qp->ring.pages[0] + offsetof(PvrdmaRingState, tx),
+                            qp->ring.pages + 1, qp->send_pages,
+                            qp->cap.max_send_wr, qp->send_wqe_size);
+}
+
+static bool pvrdma_rq_ring(PvrdmaState *s, RdmaQp *qp, PvrdmaRingMap *r)
+{
+    return pvrdma_ring_init(r, PCI_DEVICE(s),
+                            qp->ring.pages[0] + offsetof(PvrdmaRingState, rx),
+                            qp->ring.pages + 1 + qp->send_pages,
+                            qp->ring.npages - 1 - qp->send_pages,
+                            qp->cap.max_recv_wr, qp->recv_wqe_size);
+}
+
+static bool pvrdma_srq_ring(PvrdmaState *s, RdmaSrq *srq, PvrdmaRingMap *r)
+{
+    return pvrdma_ring_init(r, PCI_DEVICE(s),
+                            srq->ring.pages[0] + offsetof(PvrdmaRingState, rx),
+                            srq->ring.pages + 1, srq->ring.npages - 1,
+                            srq->max_wr, srq->wqe_size);
+}
+
+static bool pvrdma_cq_ring(PvrdmaState *s, RdmaCq *cq, PvrdmaRingMap *r)
+{
+    return pvrdma_ring_init(r, PCI_DEVICE(s),
+                            cq->ring.pages[0] + offsetof(PvrdmaRingState, rx),
+                            cq->ring.pages + 1, cq->ring.npages - 1, cq->cqe,
+                            sizeof(PvrdmaCqe));
+}
+
+/* Events and completions */
+
+static void pvrdma_event(void *opaque, RdmaEvent ev, uint32_t handle)
+{
+    PvrdmaState *s = opaque;
+    PvrdmaEqe eqe = { .type = cpu_to_le32(ev), .info = cpu_to_le32(handle) };
+    int ret;
+
+    if (!s->dsr_loaded) {
+        return;
+    }
+    ret = pvrdma_ring_produce(&s->async_ring.map, &eqe);
+    if (ret < 0) {
+        qemu_log_mask(LOG_GUEST_ERROR, "pvrdma: async event %d lost: ring "
+                      "%s\n", ev, ret == -ENOSPC ? "full" : "corrupt");
+        return;
+    }
+    trace_pvrdma_async_event(ev, handle);
+    pvrdma_notify(s, PVRDMA_VECTOR_ASYNC);
+}
+
+static void pvrdma_cq_notify(PvrdmaState *s, RdmaCq *cq)
+{
+    PvrdmaCqne cqne = { .info = cpu_to_le32(cq->handle) };
+
+    if (pvrdma_ring_produce(&s->cq_ring.map, &cqne) < 0) {
+        qemu_log_mask(LOG_GUEST_ERROR, "pvrdma: CQ %u notification lost\n",
+                      cq->handle);
+        return;
+    }
+    trace_pvrdma_cq_notify(cq->handle);
+    pvrdma_notify(s, PVRDMA_VECTOR_CQ);
+}
+
+static void pvrdma_complete(void *opaque, RdmaQp *qp, uint32_t cq_handle,
+                            const RdmaWc *wc, bool solicited)
+{
+    PvrdmaState *s = opaque;
+    RdmaCq *cq = rdma_rm_get(&s->rm, RDMA_RES_CQ, cq_handle);
+    PvrdmaCqe cqe = {
+        .wr_id = wc->wr_id,
+        .qp = wc->qp_handle,
+        .opcode = wc->opcode,
+        .status = wc->status,
+        .byte_len = wc->byte_len,
+        .imm_data = wc->imm_data,
+        .src_qp = wc->src_qp,
+        .wc_flags = wc->wc_flags,
+        .port_num = 1,
+        .network_hdr_type = wc->network_hdr_type,
+    };
+    PvrdmaRingMap r;
+    int ret;
+
+    if (!cq || cq->overrun) {
+        return;
+    }
+    trace_pvrdma_cqe(cq_handle, wc->wr_id, wc->qp_handle, wc->status,
+                     wc->opcode);
+    ret = pvrdma_cq_ring(s, cq, &r) ? pvrdma_ring_produce(&r, &cqe) : -EIO;
+    if (ret < 0) {
+        /* Overrun: a CQ error, never an overwritten completion. */
+        qemu_log_mask(LOG_GUEST_ERROR, "pvrdma: CQ %u %s\n", cq_handle,
+                      ret == -ENOSPC ? "overrun" : "ring corrupt");
+        trace_pvrdma_cq_overrun(cq_handle);
+        cq->overrun = true;
+        pvrdma_event(s, RDMA_EVENT_CQ_ERR, cq_handle);
+        return;
+    }
+    /* Armed for solicited only: solicited receives and errors notify. */
+    if (cq->armed && (!cq->armed_solicited || solicited ||
+                      wc->status != RDMA_WC_SUCCESS)) {
+        cq->armed = false;
+        pvrdma_cq_notify(s, cq);
+    }
+}
+
+/* WQE parsing: everything the backend sees comes from the local copy. */
+
+static RdmaWcStatus pvrdma_parse_send(RdmaQp *qp, const uint8_t *buf,
+                                      RdmaSendWr *wr)
+{
+    const PvrdmaSqWqeHdr *h = (const PvrdmaSqWqeHdr *)buf;
+
+    wr->wr_id = h->wr_id;
+    wr->opcode = h->opcode;
+    wr->flags = h->send_flags & (RDMA_SEND_FENCE | RDMA_SEND_SIGNALED |
+                                 RDMA_SEND_SOLICITED | RDMA_SEND_INLINE);
+    wr->num_sge = h->num_sge;
+    if (h->num_sge > qp->cap.max_send_sge) {
+        return RDMA_WC_LOC_LEN_ERR;
+    }
+    if (h->opcode >= RDMA_WR_MAX) {
+        return RDMA_WC_LOC_QP_OP_ERR;
+    }
+    wr->imm_data = h->ex.imm_data;
+    wr->invalidate_rkey = h->ex.invalidate_rkey;
+    if (qp->type == RDMA_QPT_RC) {
+        if (h->opcode == RDMA_WR_ATOMIC_CMP_AND_SWP ||
+            h->opcode == RDMA_WR_ATOMIC_FETCH_AND_ADD) {
+            wr->remote_addr = h->wr.atomic.remote_addr;
+            wr->rkey = h->wr.atomic.rkey;
+            wr->compare_add = h->wr.atomic.compare_add;
+            wr->swap = h->wr.atomic.swap;
+        } else {
+            wr->remote_addr = h->wr.rdma.remote_addr;
+            wr->rkey = h->wr.rdma.rkey;
+        }
+    } else {
+        wr->remote_qpn = h->wr.ud.remote_qpn;
+        wr->remote_qkey = h->wr.ud.remote_qkey;
+        memcpy(wr->dgid, h->wr.ud.av.dgid, sizeof(wr->dgid));
+        wr->sgid_index = h->wr.ud.av.gid_index;
+    }
+    memcpy(wr->sge, buf + sizeof(*h), h->num_sge * sizeof(PvrdmaSge));
+    return RDMA_WC_SUCCESS;
+}
+
+static void pvrdma_flush_send(PvrdmaState *s, RdmaQp *qp, const uint8_t *buf)
+{
+    const PvrdmaSqWqeHdr *h = (const PvrdmaSqWqeHdr *)buf;
+    static const RdmaWcOpcode op[] = {
+        [RDMA_WR_RDMA_WRITE] = RDMA_WC_RDMA_WRITE,
+        [RDMA_WR_RDMA_WRITE_WITH_IMM] = RDMA_WC_RDMA_WRITE,
+        [RDMA_WR_RDMA_READ] = RDMA_WC_RDMA_READ,
+        [RDMA_WR_ATOMIC_CMP_AND_SWP] = RDMA_WC_COMP_SWAP,
+        [RDMA_WR_ATOMIC_FETCH_AND_ADD] = RDMA_WC_FETCH_ADD,
+    };
+    RdmaWc wc = {
+        .wr_id = h->wr_id,
+        .status = RDMA_WC_WR_FLUSH_ERR,
+        .opcode = h->opcode < ARRAY_SIZE(op) ? op[h->opcode] : RDMA_WC_SEND,
+        .qp_handle = qp->handle,
+    };
+
+    pvrdma_complete(s, qp, qp->send_cq_handle, &wc, false);
+}
+
+/* Read the WQE at @head into @buf and release its slot. */
+static bool pvrdma_fetch(PvrdmaState *s, PvrdmaRingMap *r, uint32_t head,
+                         void *buf, size_t len)
+{
+    return rdma_dma_read(PCI_DEVICE(s), pvrdma_ring_elem_addr(r, head), buf,
+                         MIN(len, r->elem_size)) &&
+           pvrdma_ring_pop(r, head);
+}
+
+static void pvrdma_qp_fatal(PvrdmaState *s, RdmaQp *qp, const char *why)
+{
+    qemu_log_mask(LOG_GUEST_ERROR, "pvrdma: QP %u: %s\n", qp->qpn, why);
+    trace_pvrdma_wqe_bad(qp->qpn, why);
+    rdma_rm_qp_error(&s->rm, qp, RDMA_EVENT_QP_FATAL);
+}
+
+/*
+ * Work through the send queue: at most PVRDMA_SQ_BUDGET WQEs, the rest
+ * from the bottom half.  In ERR every WQE completes with a flush status.
+ */
+static void pvrdma_process_sq(PvrdmaState *s, RdmaQp *qp)
+{
+    uint8_t buf[PVRDMA_WQE_MAX];
+    PvrdmaRingMap r;
+    RdmaSendWr wr;
+    uint32_t head, tail;
+    int n, ret;
+
+    qp->sq_pending = false;
+    if (qp->attr.qp_state != RDMA_QPS_RTS &&
+        qp->attr.qp_state != RDMA_QPS_ERR) {
+        return;                 /* kept in the ring until RTS */
+    }
+    if (!pvrdma_sq_ring(s, qp, &r)) {
+        pvrdma_qp_fatal(s, qp, "send ring unusable");
+        return;
+    }
+    for (n = 0; n < PVRDMA_SQ_BUDGET; n++) {
+        if (qp->sq_stalled) {
+            return;
+        }
+        ret = pvrdma_ring_peek(&r, &head, &tail);
+        if (ret <= 0) {
+            if (ret < 0) {
+                pvrdma_qp_fatal(s, qp, "send ring state corrupt");
+            }
+            return;
+        }
+        if (!pvrdma_fetch(s, &r, head, buf, sizeof(buf))) {
+            pvrdma_qp_fatal(s, qp, "send WQE not in guest memory");
+            return;
+        }
+        if (qp->attr.qp_state == RDMA_QPS_ERR) {
+            pvrdma_flush_send(s, qp, buf);
+            continue;
+        }
+        memset(&wr, 0, offsetof(RdmaSendWr, sge));
+        ret = pvrdma_parse_send(qp, buf, &wr);
+        if (ret != RDMA_WC_SUCCESS) {
+            RdmaWc wc = { .wr_id = wr.wr_id, .status = ret,
+                          .qp_handle = qp->handle };
+
+            trace_pvrdma_wqe_bad(qp->qpn, "send WQE malformed");
+            pvrdma_complete(s, qp, qp->send_cq_handle, &wc, false);
+            rdma_rm_qp_error(&s->rm, qp, RDMA_EVENT_QP_REQ_ERR);
+            continue;
+        }
+        s->backend->ops->post_send(s->backend, qp, &wr);
+    }
+    qp->sq_pending = true;
+    qemu_bh_schedule(s->sq_bh);
+}
+
+static void pvrdma_sq_bh(void *opaque)
+{
+    PvrdmaState *s = opaque;
+    RdmaTable *t = &s->rm.tables[RDMA_RES_QP];
+    uint32_t h;
+
+    for (h = 0; h < t->size; h++) {
+        RdmaQp *qp = t->slots[h];
+
+        if (qp && qp->sq_pending) {
+            pvrdma_process_sq(s, qp);
+        }
+    }
+}
+
+static void pvrdma_kick_send(void *opaque, RdmaQp *qp)
+{
+    PvrdmaState *s = opaque;
+
+    qp->sq_pending = true;
+    qemu_bh_schedule(s->sq_bh);
+}
+
+/* Receive queues */
+
+static int pvrdma_next_recv(void *opaque, RdmaQp *qp, RdmaRecvWr *wr)
+{
+    PvrdmaState *s = opaque;
+    uint8_t buf[sizeof(PvrdmaRqWqeHdr) + RDMA_MAX_SGE * sizeof(PvrdmaSge)];
+    const PvrdmaRqWqeHdr *h = (const PvrdmaRqWqeHdr *)buf;
+    RdmaSrq *srq = NULL;
+    PvrdmaRingMap r;
+    uint32_t head, tail, max_sge;
+    bool ok;
+    int ret;
+
+    if (qp->is_srq) {
+        srq = rdma_rm_get(&s->rm, RDMA_RES_SRQ, qp->srq_handle);
+        ok = srq && pvrdma_srq_ring(s, srq, &r);
+        max_sge = srq ? srq->max_sge : 0;
+    } else {
+        ok = pvrdma_rq_ring(s, qp, &r);
+        max_sge = qp->cap.max_recv_sge;
+    }
+    ret = ok ? pvrdma_ring_peek(&r, &head, &tail) : -EIO;
+    if (ret == 0) {
+        return -EAGAIN;
+    }
+    if (ret < 0 || !pvrdma_fetch(s, &r, head, buf, sizeof(buf))) {
+        trace_pvrdma_wqe_bad(qp->qpn, "receive ring unusable");
+        return -EIO;
+    }
+    wr->wr_id = h->wr_id;
+    wr->num_sge = h->num_sge;
+    if (h->num_sge > max_sge) {
+        RdmaWc wc = { .wr_id = h->wr_id, .status = RDMA_WC_LOC_LEN_ERR,
+                      .opcode = RDMA_WC_RECV, .qp_handle = qp->handle };
+
+        trace_pvrdma_wqe_bad(qp->qpn, "receive WQE with too many SGEs");
+        pvrdma_complete(s, qp, qp->recv_cq_handle, &wc, false);
+        return -EIO;
+    }
+    memcpy(wr->sge, buf + sizeof(*h), h->num_sge * sizeof(PvrdmaSge));
+    /* SRQ limit: one event when fewer WQEs than the limit remain. */
+    if (srq && srq->srq_limit &&
+        ((tail - pvrdma_idx_next(head, r.max_elems)) &
+         ((r.max_elems << 1) - 1)) < srq->srq_limit) {
+        srq->srq_limit = 0;
+        pvrdma_event(s, RDMA_EVENT_SRQ_LIMIT_REACHED, srq->handle);
+    }
+    return 0;
+}
+
+/* Complete everything left in the rings of @qp, which is in ERR. */
+static void pvrdma_qp_flush(void *opaque, RdmaQp *qp)
+{
+    PvrdmaState *s = opaque;
+    uint8_t buf[PVRDMA_WQE_MAX];
+    PvrdmaRingMap r;
+    uint32_t head, tail;
+
+    if (pvrdma_sq_ring(s, qp, &r)) {
+        while (pvrdma_ring_peek(&r, &head, &tail) > 0 &&
+               pvrdma_fetch(s, &r, head, buf, sizeof(buf))) {
+            pvrdma_flush_send(s, qp, buf);
+        }
+    }
+    if (qp->is_srq) {
+        /* Its receives belong to the SRQ; tell the guest none will come. */
+        pvrdma_event(s, RDMA_EVENT_QP_LAST_WQE_REACHED, qp->handle);
+        return;
+    }
+    if (pvrdma_rq_ring(s, qp, &r)) {
+        while (pvrdma_ring_peek(&r, &head, &tail) > 0 &&
+               pvrdma_fetch(s, &r, head, buf, sizeof(PvrdmaRqWqeHdr))) {
+            RdmaWc wc = {
+                .wr_id = ((PvrdmaRqWqeHdr *)buf)->wr_id,
+                .status = RDMA_WC_WR_FLUSH_ERR,
+                .opcode = RDMA_WC_RECV,
+                .qp_handle = qp->handle,
+            };
+
+            pvrdma_complete(s, qp, qp->recv_cq_handle, &wc, false);
+        }
+    }
+}
+
+const RdmaFrontOps pvrdma_front_ops = {
+    .next_recv = pvrdma_next_recv,
+    .complete = pvrdma_complete,
+    .event = pvrdma_event,
+    .qp_flush = pvrdma_qp_flush,
+    .kick_send = pvrdma_kick_send,
+};
+
+/* Doorbells */
+
+/* The UAR page of the context that owns an object (0: the driver's). */
+static uint32_t pvrdma_ctx_uar(PvrdmaState *s, uint32_t ctx_handle)
+{
+    RdmaUc *uc = ctx_handle ? rdma_rm_get(&s->rm, RDMA_RES_UC, ctx_handle)
+                            : NULL;
+
+    return uc ? uc->uar_index : 0;
+}
+
+static uint32_t pvrdma_pd_uar(PvrdmaState *s, uint32_t pd_handle)
+{
+    RdmaPd *pd = rdma_rm_get(&s->rm, RDMA_RES_PD, pd_handle);
+
+    return pd ? pvrdma_ctx_uar(s, pd->ctx_handle) : UINT32_MAX;
+}
+
+static void pvrdma_db_refused(uint32_t page, const char *what,
+                              uint32_t handle)
+{
+    qemu_log_mask(LOG_GUEST_ERROR, "pvrdma: doorbell on UAR page %u for %s "
+                  "%u, which does not exist or is not this page's\n", page,
+                  what, handle);
+}
+
+void pvrdma_doorbell_qp(PvrdmaState *s, uint32_t page, uint32_t val)
+{
+    uint32_t handle = val & PVRDMA_UAR_HANDLE_MASK;
+    RdmaQp *qp = rdma_rm_get(&s->rm, RDMA_RES_QP, handle);
+
+    if (!qp || pvrdma_pd_uar(s, qp->pd_handle) != page) {
+        pvrdma_db_refused(page, "QP", handle);
+        return;
+    }
+    if (val & PVRDMA_UAR_QP_RECV) {
+        if (qp->attr.qp_state == RDMA_QPS_ERR) {
+            pvrdma_qp_flush(s, qp);
+        } else if (!qp->is_srq) {
+            s->backend->ops->recv_posted(s->backend, qp, NULL);
+        }
+    }
+    if (val & PVRDMA_UAR_QP_SEND) {
+        pvrdma_process_sq(s, qp);
+    }
+}
+
+void pvrdma_doorbell_cq(PvrdmaState *s, uint32_t page, uint32_t val)
+{
+    uint32_t handle = val & PVRDMA_UAR_HANDLE_MASK;
+    RdmaCq *cq = rdma_rm_get(&s->rm, RDMA_RES_CQ, handle);
+
+    if (!cq || pvrdma_ctx_uar(s, cq->ctx_handle) != page) {
+        pvrdma_db_refused(page, "CQ", handle);
+        return;
+    }
+    /* Completions are written as they happen, so POLL has nothing to do. */
+    if (val & (PVRDMA_UAR_CQ_ARM | PVRDMA_UAR_CQ_ARM_SOL)) {
+        cq->armed = true;
+        cq->armed_solicited = !(val & PVRDMA_UAR_CQ_ARM);
+    }
+}
+
+void pvrdma_doorbell_srq(PvrdmaState *s, uint32_t page, uint32_t val)
+{
+    uint32_t handle = val & PVRDMA_UAR_HANDLE_MASK;
+    RdmaSrq *srq = rdma_rm_get(&s->rm, RDMA_RES_SRQ, handle);
+
+    if (!srq || pvrdma_pd_uar(s, srq->pd_handle) != page) {
+        pvrdma_db_refused(page, "SRQ", handle);
+        return;
+    }
+    if (val & PVRDMA_UAR_SRQ_RECV) {
+        s->backend->ops->recv_posted(s->backend, NULL, srq);
+    }
+}
+
+void pvrdma_qp_ops_init(PvrdmaState *s)
+{
+    s->sq_bh = qemu_bh_new_guarded(pvrdma_sq_bh, s,
+                                   &DEVICE(s)->mem_reentrancy_guard);
+}
+
+void pvrdma_qp_ops_fini(PvrdmaState *s)
+{
+    qemu_bh_delete(s->sq_bh);
+    s->sq_bh = NULL;
+}
