@@ -737,8 +737,13 @@ static void test_cmd_mr(void)
                                NULL), !=, 0);            /* bad PD */
     g_assert_cmpuint(create_mr(pv, pd, 0, PVRDMA_ACCESS_REMOTE_WRITE, 0x1000,
                                0x1000, 1, pdir3, NULL), !=, 0);
-    g_assert_cmpuint(create_mr(pv, pd, 0, 0x80, 0x1000, 0x1000, 1, pdir3,
+    g_assert_cmpuint(create_mr(pv, pd, 0, PVRDMA_ACCESS_ON_DEMAND, 0x1000,
+                               0x1000, 1, pdir3, NULL), !=, 0);  /* no ODP */
+    g_assert_cmpuint(create_mr(pv, pd, 0, 1u << 31, 0x1000, 0x1000, 1, pdir3,
                                NULL), !=, 0);            /* unknown access */
+    /* Hints user space passes (relaxed ordering) are accepted. */
+    g_assert_cmpuint(create_mr(pv, pd, 0, lw | (1u << 20), 0x1000, 0x1000, 1,
+                               pdir3, NULL), ==, ERR_OK);
     g_assert_cmpuint(create_mr(pv, pd, 3, lw, 0x1000, 0x1000, 1, pdir3,
                                NULL), !=, 0);            /* DMA | FRMR */
     g_assert_cmpuint(create_mr(pv, pd, 0, lw, 0x1000, 0x1000, 1, 0x123,
