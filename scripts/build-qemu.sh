@@ -39,9 +39,10 @@ if [ ! -e "$out/build.ninja" ]; then
     (cd "$out" && "$src/configure" "${opts[@]}") > "$out/configure.log" 2>&1 ||
         { tail -30 "$out/configure.log" >&2; die "configure failed, see $out/configure.log"; }
 fi
-say "building qemu-system-x86_64 and the pvrdma qtest ($flavour)"
+say "building qemu-system-x86_64 and the pvrdma qtests ($flavour)"
 start=$(date +%s)
-if ! ninja -C "$out" qemu-system-x86_64 tests/qtest/pvrdma-test > "$out/ninja.log" 2>&1; then
+if ! ninja -C "$out" qemu-system-x86_64 tests/qtest/pvrdma-test \
+        tests/qtest/pvrdma-datapath-test > "$out/ninja.log" 2>&1; then
     grep -v 'WARNING: Source item' "$out/ninja.log" | grep -E -B2 -A12 'error|FAILED' | head -60 >&2
     die "build failed, see $out/ninja.log"
 fi

@@ -37,27 +37,33 @@ count() {
 
 # qtest output is TAP; sanitizer reports count as failures too.
 run_qtest() {
-    local lane=$1 qemu=$2 out=$logdir/$1.log p f san
-    echo "== $lane: tests/qtest/pvrdma-test on $qemu"
-    QTEST_QEMU_BINARY=$qemu \
-    ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:exitcode=66 \
-    LSAN_OPTIONS=suppressions=$top/tests/qtest/lsan.supp:print_suppressions=0 \
-        timeout 1200 "$build/qemu/tests/qtest/pvrdma-test" --tap -k > "$out" 2>&1
-    grep -E '^(ok|not ok)' "$out" | sed 's/^/  /'
-    p=$(grep -c '^ok' "$out")
-    f=$(grep -c '^not ok' "$out")
+    local lane=$1 qemu=$2 out=$logdir/$1.log p=0 f=0 san t planned tp tf
+    : > "$out"
+    for t in pvrdma-test pvrdma-datapath-test; do
+        echo "== $lane: tests/qtest/$t on $qemu"
+        QTEST_QEMU_BINARY=$qemu \
+        ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:exitcode=66 \
+        LSAN_OPTIONS=suppressions=$top/tests/qtest/lsan.supp:print_suppressions=0 \
+            timeout 1200 "$build/qemu/tests/qtest/$t" --tap -k > "$out.$t" 2>&1
+        cat "$out.$t" >> "$out"
+        grep -E '^(ok|not ok)' "$out.$t" | sed 's/^/  /'
+        tp=$(grep -c '^ok' "$out.$t")
+        tf=$(grep -c '^not ok' "$out.$t")
+        # A crash ends a run early: tests that never ran are failures too.
+        planned=$(grep -E '^1\.\.[0-9]+' "$out.$t" | head -1 | cut -d. -f3)
+        if [ -z "$planned" ]; then
+            tf=$((tf + 1))
+        elif [ $((tp + tf)) -lt "$planned" ]; then
+            tf=$((planned - tp))
+        fi
+        p=$((p + tp))
+        f=$((f + tf))
+    done
     san=$(grep -c 'ERROR: \(Address\|Leak\|UndefinedBehavior\)Sanitizer' "$out")
     if [ "$san" -gt 0 ]; then
         echo "  $san sanitizer report(s), see $out"
         grep -A12 'ERROR: .*Sanitizer' "$out" | head -40 | sed 's/^/  # /'
     fi
-    # A crash ends the run early: tests that never ran are failures too.
-    local planned
-    planned=$(grep -E '^1\.\.[0-9]+' "$out" | head -1 | cut -d. -f3)
-    if [ -n "$planned" ] && [ $((p + f)) -lt "$planned" ]; then
-        f=$((planned - p))
-    fi
-    [ -n "$planned" ] || f=$((f + 1))
     echo "$lane: $p passed, $((f + san)) failed" | tee -a "$out"
     count "$lane" "$out"
 }

@@ -24,6 +24,9 @@ die() { printf '[qemu-tree] error: %s\n' "$*" >&2; exit 1; }
 links=(
     hw/rdma
     tests/qtest/pvrdma-test.c
+    tests/qtest/pvrdma-datapath-test.c
+    tests/qtest/pvrdma-qtest.c
+    tests/qtest/pvrdma-qtest.h
     configs/devices/x86_64-softmmu/pvrdma.mak
 )
 
@@ -54,7 +57,11 @@ fetch_source() {
 }
 
 unpack_source() {
-    if [ -e "$src/.pvrdma-unpacked" ]; then
+    local stamp
+    # The stamp names the hook patch the tree was made with: a new patch
+    # means a new tree.
+    stamp=$(sha256sum "$top/scripts/qemu-hook.patch" | cut -d' ' -f1)
+    if [ "$(cat "$src/.pvrdma-unpacked" 2>/dev/null)" = "$stamp" ]; then
         return
     fi
     say "unpacking $(basename "$orig")"
@@ -66,7 +73,7 @@ unpack_source() {
     say "applying scripts/qemu-hook.patch"
     (cd "$src" && patch -p1 -s --no-backup-if-mismatch) < "$top/scripts/qemu-hook.patch" ||
         die "the hook patch does not apply to qemu $version"
-    touch "$src/.pvrdma-unpacked"
+    echo "$stamp" > "$src/.pvrdma-unpacked"
 }
 
 link_ours() {

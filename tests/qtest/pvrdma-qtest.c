@@ -1,0 +1,399 @@
+/*
+ * Helpers shared by the pvrdma qtests (see pvrdma-qtest.h).
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+
+#include "qemu/osdep.h"
+#include "qemu/host-utils.h"
+#include "pvrdma-qtest.h"
+
+/* Setup */
+
+Pv *pv_start_args(const char *extra)
+{
+    Pv *pv = g_new0(Pv, 1);
+
+    pv->qts = qtest_initf("-M pc -nodefaults "
+                          "-device vmxnet3,addr=%x.0,multifunction=on,mac="
+                          MAC " -device pvrdma,id=rdma,addr=%x.1%s",
+                          SLOT, SLOT, extra ? extra : "");
+    pc_alloc_init(&pv->alloc, pv->qts, 0);
+    pv->bus = qpci_new_pc(pv->qts, &pv->alloc);
+    pv->dev = qpci_device_find(pv->bus, QPCI_DEVFN(SLOT, 1));
+    g_assert(pv->dev);
+    qpci_device_enable(pv->dev);
+    pv->regs = qpci_iomap(pv->dev, PVRDMA_BAR_REGS, NULL);
+    pv->uar = qpci_iomap(pv->dev, PVRDMA_BAR_UAR, NULL);
+    return pv;
+}
+
+Pv *pv_start(void)
+{
+    return pv_start_args(NULL);
+}
+
+void pv_stop(Pv *pv)
+{
+    g_free(pv->dev);
+    qpci_free_pc(pv->bus);
+    alloc_destroy(&pv->alloc);
+    qtest_quit(pv->qts);
+    g_free(pv);
+}
+
+uint32_t rd(Pv *pv, uint32_t reg)
+{
+    return qpci_io_readl(pv->dev, pv->regs, reg);
+}
+
+void wr(Pv *pv, uint32_t reg, uint32_t val)
+{
+    qpci_io_writel(pv->dev, pv->regs, reg, val);
+}
+
+uint64_t galloc(Pv *pv, size_t size)
+{
+    uint64_t a = guest_alloc(&pv->alloc, size);
+
+    g_assert(a && !(a & (PAGE - 1)));
+    qtest_memset(pv->qts, a, 0, size);
+    return a;
+}
+
+/*
+ * A page directory for @npages pages; the pages themselves are allocated
+ * too unless @pages already holds them.  Returns the directory address.
+ */
+uint64_t make_pdir(Pv *pv, uint32_t npages, uint64_t *pages)
+{
+    uint32_t ntables = DIV_ROUND_UP(npages, 512);
+    uint64_t dir = galloc(pv, PAGE);
+    uint32_t t, i;
+
+    for (t = 0; t < ntables; t++) {
+        uint64_t table = galloc(pv, PAGE);
+
+        qtest_writeq(pv->qts, dir + t * 8, table);
+        for (i = 0; i < 512 && t * 512 + i < npages; i++) {
+            uint32_t n = t * 512 + i;
+
+            if (!pages[n]) {
+                pages[n] = galloc(pv, PAGE);
+            }
+            qtest_writeq(pv->qts, table + i * 8, pages[n]);
+        }
+    }
+    return dir;
+}
+
+uint64_t make_ring(Pv *pv, uint32_t npages)
+{
+    g_autofree uint64_t *pages = g_new0(uint64_t, npages);
+
+    return make_pdir(pv, npages, pages);
+}
+
+/* Write a DSR the way the driver's probe does; returns DSRHIGH's ERR. */
+uint32_t pv_write_dsr(Pv *pv, uint32_t driver_version,
+                             uint32_t async_npages, uint32_t cq_npages)
+{
+    PvrdmaDsr dsr = { 0 };
+
+    pv->dsr = galloc(pv, PAGE);
+    pv->cmd = galloc(pv, PAGE);
+    pv->resp = galloc(pv, PAGE);
+    dsr.driver_version = driver_version;
+    dsr.gos_info = 2 | (1 << 2) | (1 << 6);     /* 64-bit Linux, ver 1 */
+    dsr.cmd_slot_dma = pv->cmd;
+    dsr.resp_slot_dma = pv->resp;
+    dsr.async_ring_pages.num_pages = async_npages;
+    dsr.async_ring_pages.pdir_dma = make_pdir(pv, MIN(async_npages, 4),
+                                              pv->async_pages);
+    dsr.cq_ring_pages.num_pages = cq_npages;
+    dsr.cq_ring_pages.pdir_dma = make_pdir(pv, MIN(cq_npages, 4),
+                                           pv->cq_pages);
+    dsr.uar_pfn64 = pv->uar.addr >> 12;
+    qtest_memwrite(pv->qts, pv->dsr, &dsr, sizeof(dsr));
+    wr(pv, PVRDMA_REG_DSRLOW, (uint32_t)pv->dsr);
+    wr(pv, PVRDMA_REG_DSRHIGH, pv->dsr >> 32);
+    return rd(pv, PVRDMA_REG_ERR);
+}
+
+PvrdmaDeviceCaps pv_caps(Pv *pv)
+{
+    PvrdmaDeviceCaps caps;
+
+    qtest_memread(pv->qts, pv->dsr + offsetof(PvrdmaDsr, caps), &caps,
+                  sizeof(caps));
+    return caps;
+}
+
+/* Probe as the driver does: DSR, IMR=0, CTL=ACTIVATE. */
+Pv *pv_probe(void)
+{
+    Pv *pv = pv_start();
+
+    g_assert_cmpuint(pv_write_dsr(pv, PVRDMA_VERSION_QPHANDLE, 4, 4), ==,
+                     ERR_OK);
+    wr(pv, PVRDMA_REG_IMR, 0);
+    wr(pv, PVRDMA_REG_CTL, PVRDMA_CTL_ACTIVATE);
+    g_assert_cmpuint(rd(pv, PVRDMA_REG_ERR), ==, ERR_OK);
+    return pv;
+}
+
+/*
+ * Post a command (padded to the size of the request union, as the driver
+ * copies it) and return ERR.  On success the response is checked: ack,
+ * echoed cookie, and the response interrupt (ICR, MSI-X being off).
+ */
+uint32_t pv_cmd(Pv *pv, void *req, size_t len, void *resp,
+                       size_t resp_len)
+{
+    PvrdmaCmdReq full = { 0 };
+    PvrdmaCmdRespHdr hdr;
+    uint32_t err, cmd;
+
+    g_assert(len <= sizeof(full));
+    memcpy(&full, req, len);
+    cmd = full.hdr.cmd;
+    full.hdr.response = ++pv->cookie;
+    qtest_memwrite(pv->qts, pv->cmd, &full, sizeof(full));
+    qtest_memset(pv->qts, pv->resp, 0xaa, PAGE);
+    rd(pv, PVRDMA_REG_ICR);
+    wr(pv, PVRDMA_REG_REQUEST, 0);
+    err = rd(pv, PVRDMA_REG_ERR);
+    if (err == ERR_OK) {
+        qtest_memread(pv->qts, pv->resp, &hdr, sizeof(hdr));
+        g_assert_cmphex(hdr.ack, ==, PVRDMA_CMD_RESP(cmd));
+        g_assert_cmpuint(hdr.response, ==, pv->cookie);
+        g_assert_cmpuint(hdr.err, ==, 0);
+        /* The response interrupt fires unless IMR masks it. */
+        g_assert_cmphex(rd(pv, PVRDMA_REG_ICR), ==,
+                        (rd(pv, PVRDMA_REG_IMR) & PVRDMA_INTR_CAUSE_RESPONSE) ?
+                        0 : PVRDMA_INTR_CAUSE_RESPONSE);
+        if (resp) {
+            qtest_memread(pv->qts, pv->resp, resp, resp_len);
+        }
+    } else {
+        /* A failed command raises no interrupt. */
+        g_assert_cmphex(rd(pv, PVRDMA_REG_ICR), ==, 0);
+    }
+    return err;
+}
+
+
+/* Object helpers: each returns ERR and the handle through @out. */
+
+uint32_t create_pd(Pv *pv, uint32_t ctx, uint32_t *out)
+{
+    PvrdmaCmdCreatePd c = { .hdr.cmd = PVRDMA_CMD_CREATE_PD,
+                            .ctx_handle = ctx };
+    PvrdmaCmdCreatePdResp r = { 0 };
+    uint32_t err = CMD(pv, c, &r);
+
+    *out = r.pd_handle;
+    return err;
+}
+
+uint32_t destroy(Pv *pv, uint32_t cmd, uint32_t handle)
+{
+    /* Every destroy command has the handle right after the header. */
+    PvrdmaCmdDestroyPd c = { .hdr.cmd = cmd, .pd_handle = handle };
+
+    return CMD_NR(pv, c);
+}
+
+uint32_t create_cq_pages(Pv *pv, uint32_t cqe, uint32_t nchunks,
+                                uint64_t pdir, uint32_t *out)
+{
+    PvrdmaCmdCreateCq c = { .hdr.cmd = PVRDMA_CMD_CREATE_CQ, .cqe = cqe,
+                            .nchunks = nchunks, .pdir_dma = pdir };
+    PvrdmaCmdCreateCqResp r = { 0 };
+    uint32_t err = CMD(pv, c, &r);
+
+    if (err == ERR_OK) {
+        g_assert_cmpuint(r.cqe, ==, cqe);
+    }
+    *out = r.cq_handle;
+    return err;
+}
+
+uint32_t create_cq(Pv *pv, uint32_t cqe, uint32_t *out)
+{
+    uint32_t n = 1 + DIV_ROUND_UP(cqe * 64, PAGE);
+
+    return create_cq_pages(pv, cqe, n, make_ring(pv, n), out);
+}
+
+
+uint32_t wqe_bytes(uint32_t hdr, uint32_t sge)
+{
+    return pow2ceil(hdr + 16 * MAX(sge, 1));
+}
+
+/* Ring pages as the kernel driver sizes them. */
+void qp_chunks(const QpSpec *q, uint32_t *send, uint32_t *total)
+{
+    *send = DIV_ROUND_UP(pow2ceil(MAX(q->send_wr, 1)) *
+                         wqe_bytes(sizeof(PvrdmaSqWqeHdr), q->send_sge),
+                         PAGE);
+    *total = 1 + *send + (q->is_srq ? 0 :
+             DIV_ROUND_UP(pow2ceil(MAX(q->recv_wr, 1)) *
+                          wqe_bytes(sizeof(PvrdmaRqWqeHdr), q->recv_sge),
+                          PAGE));
+}
+
+PvrdmaCmdCreateQp qp_cmd(Pv *pv, const QpSpec *q)
+{
+    uint32_t send, total;
+    PvrdmaCmdCreateQp c = {
+        .hdr.cmd = PVRDMA_CMD_CREATE_QP, .qp_type = q->type,
+        .pd_handle = q->pd, .send_cq_handle = q->scq,
+        .recv_cq_handle = q->rcq, .srq_handle = q->srq, .is_srq = q->is_srq,
+        .max_send_wr = q->send_wr, .max_recv_wr = q->recv_wr,
+        .max_send_sge = q->send_sge, .max_recv_sge = q->recv_sge,
+        .access_flags = PVRDMA_ACCESS_LOCAL_WRITE,
+    };
+
+    qp_chunks(q, &send, &total);
+    c.send_chunks = send;
+    c.total_chunks = total;
+    c.pdir_dma = make_ring(pv, total);
+    return c;
+}
+
+uint32_t create_qp(Pv *pv, const QpSpec *q, uint32_t *qpn,
+                          uint32_t *handle)
+{
+    PvrdmaCmdCreateQp c = qp_cmd(pv, q);
+    PvrdmaCmdCreateQpRespV2 r = { 0 };
+    uint32_t err = CMD(pv, c, &r);
+
+    *qpn = r.qpn;
+    *handle = r.qp_handle;
+    return err;
+}
+
+/* A PD, one CQ and an RC QP spec on them. */
+QpSpec basic_qp(Pv *pv, uint8_t type)
+{
+    QpSpec q = { .type = type, .send_wr = 16, .recv_wr = 16, .send_sge = 2,
+                 .recv_sge = 2 };
+
+    g_assert_cmpuint(create_pd(pv, 0, &q.pd), ==, ERR_OK);
+    g_assert_cmpuint(create_cq(pv, 64, &q.scq), ==, ERR_OK);
+    q.rcq = q.scq;
+    return q;
+}
+
+uint32_t modify_qp(Pv *pv, uint32_t handle, uint32_t mask,
+                          const PvrdmaQpAttr *a)
+{
+    PvrdmaCmdModifyQp c = { .hdr.cmd = PVRDMA_CMD_MODIFY_QP,
+                            .qp_handle = handle, .attr_mask = mask,
+                            .attrs = *a };
+
+    return CMD_NR(pv, c);
+}
+
+PvrdmaQpAttr query_qp(Pv *pv, uint32_t handle)
+{
+    PvrdmaCmdQueryQp c = { .hdr.cmd = PVRDMA_CMD_QUERY_QP,
+                           .qp_handle = handle, .attr_mask = ~0u };
+    PvrdmaCmdQueryQpResp r;
+
+    g_assert_cmpuint(CMD(pv, c, &r), ==, ERR_OK);
+    return r.attrs;
+}
+
+uint32_t create_srq(Pv *pv, uint32_t pd, uint32_t max_wr,
+                           uint32_t max_sge, uint32_t limit, uint32_t *out)
+{
+    uint32_t n = 1 + DIV_ROUND_UP(pow2ceil(max_wr) *
+                                  wqe_bytes(sizeof(PvrdmaRqWqeHdr), max_sge),
+                                  PAGE);
+    PvrdmaCmdCreateSrq c = {
+        .hdr.cmd = PVRDMA_CMD_CREATE_SRQ, .pd_handle = pd, .nchunks = n,
+        .pdir_dma = make_ring(pv, n),
+        .attrs = { .max_wr = max_wr, .max_sge = max_sge,
+                   .srq_limit = limit },
+    };
+    PvrdmaCmdCreateSrqResp r = { 0 };
+    uint32_t err = CMD(pv, c, &r);
+
+    *out = r.srqn;
+    return err;
+}
+
+uint32_t create_uc(Pv *pv, uint64_t pfn, uint32_t *out)
+{
+    PvrdmaCmdCreateUc c = { .hdr.cmd = PVRDMA_CMD_CREATE_UC, .pfn64 = pfn };
+    PvrdmaCmdCreateUcResp r = { 0 };
+    uint32_t err = CMD(pv, c, &r);
+
+    *out = r.ctx_handle;
+    return err;
+}
+
+uint32_t create_mr(Pv *pv, uint32_t pd, uint32_t flags,
+                          uint32_t access, uint64_t start, uint64_t length,
+                          uint32_t nchunks, uint64_t pdir,
+                          PvrdmaCmdCreateMrResp *r)
+{
+    PvrdmaCmdCreateMr c = { .hdr.cmd = PVRDMA_CMD_CREATE_MR, .pd_handle = pd,
+                            .flags = flags, .access_flags = access,
+                            .start = start, .length = length,
+                            .nchunks = nchunks, .pdir_dma = pdir };
+    PvrdmaCmdCreateMrResp dummy;
+
+    return CMD(pv, c, r ? r : &dummy);
+}
+
+PvrdmaQpAttr rc_attrs(void)
+{
+    PvrdmaQpAttr a = { 0 };
+
+    a.qp_access_flags = PVRDMA_ACCESS_LOCAL_WRITE |
+                        PVRDMA_ACCESS_REMOTE_WRITE;
+    a.port_num = 1;
+    a.path_mtu = PVRDMA_MTU_1024;
+    a.dest_qp_num = 0x123456;
+    a.rq_psn = 0xabcdef;
+    a.sq_psn = 0x765432;
+    a.max_dest_rd_atomic = 4;
+    a.max_rd_atomic = 8;
+    a.min_rnr_timer = 12;
+    a.timeout = 14;
+    a.retry_cnt = 7;
+    a.rnr_retry = 6;
+    a.qkey = 0x11111111;
+    a.ah_attr.grh.sgid_index = 1;
+    a.ah_attr.grh.hop_limit = 64;
+    a.ah_attr.grh.traffic_class = 3;
+    a.ah_attr.grh.flow_label = 0x12345;
+    a.ah_attr.port_num = 1;
+    a.ah_attr.ah_flags = 1;
+    memset(a.ah_attr.grh.dgid.raw, 0x5a, 16);
+    memcpy(a.ah_attr.dmac, "\x52\x54\x00\xab\xcd\xef", 6);
+    return a;
+}
+
+uint32_t gid_bind(Pv *pv, uint32_t index, uint8_t fill, uint8_t type)
+{
+    PvrdmaCmdCreateBind c = { .hdr.cmd = PVRDMA_CMD_CREATE_BIND,
+                              .index = index, .gid_type = type,
+                              .mtu = 1024, .vlan = 0xfff };
+
+    memset(c.new_gid, fill, 16);
+    return CMD_NR(pv, c);
+}
+
+uint32_t gid_unbind(Pv *pv, uint32_t index, uint8_t fill)
+{
+    PvrdmaCmdDestroyBind c = { .hdr.cmd = PVRDMA_CMD_DESTROY_BIND,
+                               .index = index };
+
+    memset(c.dest_gid, fill, 16);
+    return CMD_NR(pv, c);
+}
