@@ -606,7 +606,10 @@ int rdma_rm_create_mr(RdmaResources *rm, const RdmaMrReq *req, RdmaMr **out)
 static void rdma_rm_free_mr(RdmaResources *rm, RdmaMr *mr)
 {
     rm->backend->ops->destroy_mr(rm->backend, mr);
-    rm->mr_pages_total -= mr->pages.npages;
+    /* Only user MRs count: fast-register page lists are bounded apart. */
+    if (mr->kind == RDMA_MR_USER) {
+        rm->mr_pages_total -= mr->pages.npages;
+    }
     rdma_rm_pd_ref(rm, mr->pd_handle, -1);
     rdma_table_clear(&rm->tables[RDMA_RES_MR], mr->handle);
     rdma_page_list_free(&mr->pages);

@@ -242,6 +242,7 @@ typedef struct RdmaMr {
     uint32_t lkey;
     uint32_t rkey;
     uint32_t max_pages;             /* FRMR page-list capacity */
+    bool frmr_valid;                /* FRMR: registered, not invalidated */
     RdmaPageList pages;
     void *be;
 } RdmaMr;

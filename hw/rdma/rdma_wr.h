@@ -56,6 +56,10 @@ typedef enum RdmaWcOpcode {
     RDMA_WC_RDMA_READ,
     RDMA_WC_COMP_SWAP,
     RDMA_WC_FETCH_ADD,
+    RDMA_WC_BIND_MW,
+    RDMA_WC_LSO,
+    RDMA_WC_LOCAL_INV,
+    RDMA_WC_FAST_REG_MR,
     RDMA_WC_RECV = 1 << 7,
     RDMA_WC_RECV_RDMA_WITH_IMM,
 } RdmaWcOpcode;
@@ -93,6 +97,15 @@ typedef struct RdmaSendWr {
     uint32_t rkey;
     uint64_t compare_add;
     uint64_t swap;
+    struct {                        /* FAST_REG_MR */
+        uint64_t iova;
+        uint64_t pdir;              /* page list, as a page directory */
+        uint32_t page_shift;
+        uint32_t npages;
+        uint32_t length;
+        uint32_t access;
+        uint32_t key;
+    } fr;
     uint32_t remote_qpn;            /* UD */
     uint32_t remote_qkey;
     uint8_t dgid[16];

@@ -21,11 +21,16 @@ static bool rdma_soft_mr_covers(const RdmaMr *mr, uint64_t va, uint64_t len)
     switch (mr->kind) {
     case RDMA_MR_DMA:
         return true;
+    case RDMA_MR_FRMR:
+        if (!mr->frmr_valid) {
+            return false;           /* not registered, or invalidated */
+        }
+        /* fall through */
     case RDMA_MR_USER:
         return va >= mr->iova && len <= mr->length &&
                va - mr->iova <= mr->length - len;
     default:
-        return false;               /* fast-register MRs: not mapped */
+        return false;
     }
 }
 

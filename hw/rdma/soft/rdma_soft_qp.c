@@ -59,9 +59,72 @@ static RdmaWcOpcode rdma_soft_wc_opcode(RdmaWrOpcode op)
         return RDMA_WC_COMP_SWAP;
     case RDMA_WR_ATOMIC_FETCH_AND_ADD:
         return RDMA_WC_FETCH_ADD;
+    case RDMA_WR_LOCAL_INV:
+        return RDMA_WC_LOCAL_INV;
+    case RDMA_WR_FAST_REG_MR:
+        return RDMA_WC_FAST_REG_MR;
     default:
         return RDMA_WC_SEND;
     }
+}
+
+/* A fast-register MR of @qp's PD named by @key (any key generation). */
+static RdmaMr *rdma_soft_frmr(RdmaResources *rm, const RdmaQp *qp,
+                              uint32_t key)
+{
+    RdmaMr *mr = rdma_rm_get(rm, RDMA_RES_MR, key >> 8);
+
+    return mr && mr->kind == RDMA_MR_FRMR &&
+           mr->pd_handle == qp->pd_handle ? mr : NULL;
+}
+
+/*
+ * FAST_REG_MR: give an FRMR a page list, an address range, rights and a
+ * new key (the guest bumps the key's low byte for every registration).
+ */
+static RdmaWcStatus rdma_soft_fast_reg(RdmaResources *rm, RdmaQp *qp,
+                                       const RdmaSendWr *wr)
+{
+    RdmaMr *mr = rdma_soft_frmr(rm, qp, wr->fr.key);
+    uint32_t access = wr->fr.access & ~(RDMA_ACCESS_HUGETLB |
+                                        RDMA_ACCESS_OPTIONAL);
+    RdmaPageList pages;
+    const char *why;
+
+    if (!mr || wr->fr.page_shift != RDMA_PAGE_SHIFT || !wr->fr.npages ||
+        wr->fr.npages > mr->max_pages || (access & ~RDMA_MR_ACCESS_ALL) ||
+        ((access & (RDMA_ACCESS_REMOTE_WRITE | RDMA_ACCESS_REMOTE_ATOMIC)) &&
+         !(access & RDMA_ACCESS_LOCAL_WRITE)) ||
+        (wr->fr.iova & (RDMA_PAGE_SIZE - 1)) + (uint64_t)wr->fr.length >
+        (uint64_t)wr->fr.npages * RDMA_PAGE_SIZE ||
+        wr->fr.iova + wr->fr.length < wr->fr.iova) {
+        return RDMA_WC_LOC_PROT_ERR;
+    }
+    if (!rdma_pdir_load(rm->pdev, wr->fr.pdir, wr->fr.npages, mr->max_pages,
+                        &pages, &why)) {
+        return RDMA_WC_LOC_PROT_ERR;
+    }
+    rdma_page_list_free(&mr->pages);
+    mr->pages = pages;
+    mr->iova = wr->fr.iova;
+    mr->length = wr->fr.length;
+    mr->access = access;
+    mr->lkey = mr->rkey = wr->fr.key;
+    mr->frmr_valid = true;
+    return RDMA_WC_SUCCESS;
+}
+
+/* LOCAL_INV, or the invalidation a SEND_WITH_INV asks of its responder. */
+static RdmaWcStatus rdma_soft_invalidate(RdmaResources *rm, RdmaQp *qp,
+                                         uint32_t rkey)
+{
+    RdmaMr *mr = rdma_soft_frmr(rm, qp, rkey);
+
+    if (!mr || mr->rkey != rkey) {
+        return RDMA_WC_LOC_PROT_ERR;
+    }
+    mr->frmr_valid = false;
+    return RDMA_WC_SUCCESS;
 }
 
 static void rdma_soft_complete_send(RdmaResources *rm, RdmaQp *qp,
@@ -207,6 +270,12 @@ static RdmaSoftAck rdma_soft_respond_recv(RdmaSoft *soft, RdmaQp *src,
         !rdma_soft_copy(rm->pdev, &rsgl, ud ? RDMA_GRH_SIZE : 0, data, len)) {
         wc.status = RDMA_WC_LOC_PROT_ERR;
     }
+    if (wc.status == RDMA_WC_SUCCESS &&
+        wr->opcode == RDMA_WR_SEND_WITH_INV) {
+        wc.status = rdma_soft_invalidate(rm, dst, wr->invalidate_rkey);
+        wc.wc_flags |= RDMA_WC_WITH_INVALIDATE;
+        wc.imm_data = wr->invalidate_rkey;
+    }
     wc.byte_len = write_imm ? data->total : need;
     wc.opcode = write_imm ? RDMA_WC_RECV_RDMA_WITH_IMM : RDMA_WC_RECV;
     if (wr->opcode == RDMA_WR_SEND_WITH_IMM || write_imm) {
@@ -303,7 +372,8 @@ static RdmaSoftAck rdma_soft_deliver(RdmaSoft *soft, RdmaQp *src,
             return RDMA_NO_ANSWER;
         }
         *dst_out = dst;
-        if (wr->opcode == RDMA_WR_SEND || wr->opcode == RDMA_WR_SEND_WITH_IMM) {
+        if (wr->opcode == RDMA_WR_SEND || wr->opcode == RDMA_WR_SEND_WITH_IMM ||
+            wr->opcode == RDMA_WR_SEND_WITH_INV) {
             return rdma_soft_respond_recv(soft, src, dst, wr, local, false);
         }
         return rdma_soft_respond_rdma(soft, src, dst, wr, local);
@@ -344,10 +414,14 @@ static uint32_t rdma_soft_local_access(RdmaWrOpcode op)
 /* Which opcodes a QP type can execute. */
 static bool rdma_soft_opcode_ok(const RdmaQp *qp, RdmaWrOpcode op)
 {
+    if (op == RDMA_WR_LOCAL_INV || op == RDMA_WR_FAST_REG_MR) {
+        return true;                    /* local: any QP type */
+    }
     if (qp->type != RDMA_QPT_RC) {
         return op == RDMA_WR_SEND || op == RDMA_WR_SEND_WITH_IMM;
     }
-    return op <= RDMA_WR_ATOMIC_FETCH_AND_ADD;
+    return op <= RDMA_WR_ATOMIC_FETCH_AND_ADD ||
+           op == RDMA_WR_SEND_WITH_INV;
 }
 
 /* RNR NAK: keep the WR and retry after the responder's RNR timer. */
@@ -391,6 +465,17 @@ static bool rdma_soft_execute(RdmaSoftQp *sqp, const RdmaSendWr *wr)
 
     if (!rdma_soft_opcode_ok(qp, wr->opcode)) {
         rdma_soft_fail(rm, qp, wr, RDMA_WC_LOC_QP_OP_ERR);
+        return true;
+    }
+    if (wr->opcode == RDMA_WR_FAST_REG_MR || wr->opcode == RDMA_WR_LOCAL_INV) {
+        st = wr->opcode == RDMA_WR_FAST_REG_MR ?
+             rdma_soft_fast_reg(rm, qp, wr) :
+             rdma_soft_invalidate(rm, qp, wr->invalidate_rkey);
+        if (st != RDMA_WC_SUCCESS) {
+            rdma_soft_fail(rm, qp, wr, st);
+        } else {
+            rdma_soft_complete_send(rm, qp, wr, st, 0);
+        }
         return true;
     }
     st = rdma_soft_local_sgl(rm, qp->pd_handle, wr->sge, wr->num_sge,

@@ -158,7 +158,15 @@ static RdmaWcStatus pvrdma_parse_send(RdmaQp *qp, const uint8_t *buf,
     }
     wr->imm_data = h->ex.imm_data;
     wr->invalidate_rkey = h->ex.invalidate_rkey;
-    if (qp->type == RDMA_QPT_RC) {
+    if (h->opcode == RDMA_WR_FAST_REG_MR) {
+        wr->fr.iova = h->wr.fast_reg.iova_start;
+        wr->fr.pdir = h->wr.fast_reg.pl_pdir_dma;
+        wr->fr.page_shift = h->wr.fast_reg.page_shift;
+        wr->fr.npages = h->wr.fast_reg.page_list_len;
+        wr->fr.length = h->wr.fast_reg.length;
+        wr->fr.access = h->wr.fast_reg.access_flags;
+        wr->fr.key = h->wr.fast_reg.rkey;
+    } else if (qp->type == RDMA_QPT_RC) {
         if (h->opcode == RDMA_WR_ATOMIC_CMP_AND_SWP ||
             h->opcode == RDMA_WR_ATOMIC_FETCH_AND_ADD) {
             wr->remote_addr = h->wr.atomic.remote_addr;
@@ -188,6 +196,8 @@ static void pvrdma_flush_send(PvrdmaState *s, RdmaQp *qp, const uint8_t *buf)
         [RDMA_WR_RDMA_READ] = RDMA_WC_RDMA_READ,
         [RDMA_WR_ATOMIC_CMP_AND_SWP] = RDMA_WC_COMP_SWAP,
         [RDMA_WR_ATOMIC_FETCH_AND_ADD] = RDMA_WC_FETCH_ADD,
+        [RDMA_WR_LOCAL_INV] = RDMA_WC_LOCAL_INV,
+        [RDMA_WR_FAST_REG_MR] = RDMA_WC_FAST_REG_MR,
     };
     RdmaWc wc = {
         .wr_id = h->wr_id,
