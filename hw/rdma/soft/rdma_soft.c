@@ -62,7 +62,7 @@ static int rdma_soft_modify_qp(RdmaBackend *be, RdmaQp *qp, uint32_t mask,
     /* RESET forgets a WR waiting for an RNR retry, without completion. */
     if (attr->qp_state == RDMA_QPS_RESET) {
         timer_del(sqp->rnr_timer);
-        sqp->has_stalled = false;
+        rdma_soft_set_stalled(sqp, false);
         qp->sq_stalled = false;
     }
     return 0;
@@ -73,6 +73,7 @@ static void rdma_soft_destroy_qp(RdmaBackend *be, RdmaQp *qp)
     RdmaSoftQp *sqp = qp->be;
 
     trace_rdma_soft_destroy("qp", qp->handle);
+    rdma_soft_set_stalled(sqp, false);
     timer_free(sqp->rnr_timer);
     g_free(sqp);
     qp->be = NULL;

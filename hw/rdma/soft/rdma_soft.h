@@ -34,7 +34,16 @@ typedef struct RdmaSoftQp {
 
 struct RdmaSoft {
     RdmaBackend be;
+    uint32_t nstalled;              /* QPs holding a WR for an RNR retry */
 };
+
+static inline void rdma_soft_set_stalled(RdmaSoftQp *sqp, bool stalled)
+{
+    if (sqp->has_stalled != stalled) {
+        sqp->has_stalled = stalled;
+        sqp->soft->nstalled += stalled ? 1 : -1;
+    }
+}
 
 /* Bytes of a scatter list, resolved to MRs and checked. */
 typedef struct RdmaSoftSeg {

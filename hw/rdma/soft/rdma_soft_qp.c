@@ -432,7 +432,7 @@ static void rdma_soft_rnr(RdmaSoftQp *sqp, const RdmaSendWr *wr,
 
     if (!sqp->has_stalled) {
         sqp->stalled = *wr;
-        sqp->has_stalled = true;
+        rdma_soft_set_stalled(sqp, true);
         sqp->rnr_attempts = 0;
     }
     sqp->rnr_attempts++;
@@ -440,7 +440,7 @@ static void rdma_soft_rnr(RdmaSoftQp *sqp, const RdmaSendWr *wr,
         sqp->rnr_attempts > qp->attr.rnr_retry) {
         RdmaSendWr failed = sqp->stalled;
 
-        sqp->has_stalled = false;
+        rdma_soft_set_stalled(sqp, false);
         qp->sq_stalled = false;
         rdma_soft_fail(sqp->soft->be.rm, qp, &failed,
                        RDMA_WC_RNR_RETRY_EXC_ERR);
@@ -542,7 +542,7 @@ static void rdma_soft_retry(RdmaSoftQp *sqp)
         return;
     }
     if (rdma_soft_execute(sqp, &sqp->stalled)) {
-        sqp->has_stalled = false;
+        rdma_soft_set_stalled(sqp, false);
     }
     if (!qp->sq_stalled && qp->attr.qp_state == RDMA_QPS_RTS) {
         rm->fe->kick_send(rm->fe_opaque, qp);
@@ -563,6 +563,9 @@ void rdma_soft_recv_posted(RdmaBackend *be, RdmaQp *qp, RdmaSrq *srq)
     RdmaTable *t = &be->rm->tables[RDMA_RES_QP];
     uint32_t h;
 
+    if (!container_of(be, RdmaSoft, be)->nstalled) {
+        return;                     /* the common case: nobody waits */
+    }
     for (h = 0; h < t->size; h++) {
         RdmaQp *s = t->slots[h];
         RdmaSoftQp *sqp = s ? s->be : NULL;
@@ -586,7 +589,7 @@ void rdma_soft_flush_qp(RdmaBackend *be, RdmaQp *qp)
     timer_del(sqp->rnr_timer);
     qp->sq_stalled = false;
     if (sqp->has_stalled) {
-        sqp->has_stalled = false;
+        rdma_soft_set_stalled(sqp, false);
         rdma_soft_complete_send(be->rm, qp, &sqp->stalled,
                                 RDMA_WC_WR_FLUSH_ERR, 0);
     }
