@@ -43,7 +43,7 @@ typedef struct RdmaBackendOps {
     void (*post_send)(RdmaBackend *be, RdmaQp *qp, const RdmaSendWr *wr);
     /* The guest posted receives on @qp, or on @srq (qp == NULL). */
     void (*recv_posted)(RdmaBackend *be, RdmaQp *qp, RdmaSrq *srq);
-    /* @qp entered ERR: complete whatever the backend holds with a flush. */
+    /* @qp entered ERR or SQE: complete the WR the backend holds, flushed. */
     void (*flush_qp)(RdmaBackend *be, RdmaQp *qp);
     int (*modify_qp)(RdmaBackend *be, RdmaQp *qp, uint32_t mask,
                      const RdmaQpAttr *attr);
@@ -63,6 +63,7 @@ struct RdmaBackend {
     RdmaResources *rm;
 };
 
-RdmaBackend *rdma_soft_backend_new(RdmaResources *rm, Error **errp);
+RdmaBackend *rdma_soft_backend_new(RdmaResources *rm, PCIDevice *pdev,
+                                   Error **errp);
 
 #endif

@@ -1116,6 +1116,25 @@ void rdma_rm_qp_error(RdmaResources *rm, RdmaQp *qp, RdmaEvent ev)
     }
 }
 
+void rdma_rm_qp_send_error(RdmaResources *rm, RdmaQp *qp, RdmaEvent ev)
+{
+    if (qp->type == RDMA_QPT_RC) {
+        rdma_rm_qp_error(rm, qp, ev);
+        return;
+    }
+    /*
+     * UD and GSI: the send queue stops in SQE and receives go on (IBA
+     * 10.3.1); the guest's MAD layer moves QP1 back to RTS from there.
+     */
+    if (qp->attr.qp_state != RDMA_QPS_RTS) {
+        return;
+    }
+    trace_rdma_rm_qp_state(qp->qpn, qp->attr.qp_state, RDMA_QPS_SQE);
+    qp->attr.qp_state = RDMA_QPS_SQE;
+    rm->backend->ops->flush_qp(rm->backend, qp);
+    rm->fe->qp_flush(rm->fe_opaque, qp);
+}
+
 RdmaQp *rdma_rm_qp_by_num(RdmaResources *rm, uint32_t qpn)
 {
     RdmaTable *t = &rm->tables[RDMA_RES_QP];

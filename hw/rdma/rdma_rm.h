@@ -275,7 +275,7 @@ typedef struct RdmaFrontOps {
     void (*complete)(void *opaque, RdmaQp *qp, uint32_t cq_handle,
                      const RdmaWc *wc, bool solicited);
     void (*event)(void *opaque, RdmaEvent ev, uint32_t handle);
-    /* @qp went to ERR: flush every WR left in its rings. */
+    /* @qp went to ERR (flush both rings) or SQE (flush the send ring). */
     void (*qp_flush)(void *opaque, RdmaQp *qp);
     /* @qp can send again (RTS reached, stall resolved). */
     void (*kick_send)(void *opaque, RdmaQp *qp);
@@ -386,6 +386,8 @@ int rdma_rm_del_gid(RdmaResources *rm, uint32_t index, const uint8_t *gid);
 
 /* Move @qp to ERR (a transport error): flush it and raise @ev. */
 void rdma_rm_qp_error(RdmaResources *rm, RdmaQp *qp, RdmaEvent ev);
+/* A send failed: RC QPs go to ERR, UD and GSI QPs to SQE. */
+void rdma_rm_qp_send_error(RdmaResources *rm, RdmaQp *qp, RdmaEvent ev);
 /* The QP whose number is @qpn, or NULL. */
 RdmaQp *rdma_rm_qp_by_num(RdmaResources *rm, uint32_t qpn);
 /* The MR whose lkey (or rkey) is @key, or NULL. */

@@ -1,23 +1,2430 @@
 /*
  * QTest for the pvrdma data path on the soft backend.
  *
+ * The guest side is built the way the Linux vmw_pvrdma driver and
+ * rdma-core's provider build it: QP, CQ and SRQ rings in guest pages behind
+ * a page directory, WQEs written into the rings, prod_tail published, then
+ * a 32-bit doorbell in UAR page 0.  Every test then reads back what a guest
+ * would: data bytes in its buffers, the CQEs (every field the verbs define
+ * for that completion), ring indices, the async-event and CQ-notification
+ * rings, and the interrupt cause.
+ *
+ * The expected behaviour is the one of the IB verbs (IBA vol. 1, chapters
+ * 9-11) as Linux drivers implement it; where the device deviates, the test
+ * fails rather than following the device.
+ *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
 
 #include "qemu/osdep.h"
 #include "qemu/host-utils.h"
+#include "hw/pci/pci_regs.h"
 #include "pvrdma-qtest.h"
 
-static void test_placeholder(void)
-{
-    Pv *pv = pv_probe();
+#define ACC_ALL     (PVRDMA_ACCESS_LOCAL_WRITE | PVRDMA_ACCESS_REMOTE_WRITE | \
+                     PVRDMA_ACCESS_REMOTE_READ | PVRDMA_ACCESS_REMOTE_ATOMIC)
+#define ANY_OPCODE  UINT32_MAX      /* opcode of an error CQE: undefined */
+#define MEM_SIZE    (64 * PAGE)
+#define UD_QKEY     0x1234
+#define GSI_QKEY    0x80010000u
+#define GRH         40
 
-    pv_stop(pv);
+/* ::ffff:10.0.2.15 (GID 0) and ::ffff:10.0.2.16 (GID 1) */
+static const uint8_t gid0[16] = { [10] = 0xff, [11] = 0xff, 10, 0, 2, 15 };
+static const uint8_t gid1[16] = { [10] = 0xff, [11] = 0xff, 10, 0, 2, 16 };
+
+/*
+ * A failed check marks the test failed and lets it finish, so that one
+ * device defect does not hide the results of the tests after it
+ * (g_test_set_nonfatal_assertions() in main()).
+ */
+#define fail(...) do {                                                       \
+        g_test_message(__VA_ARGS__);                                         \
+        g_test_fail();                                                       \
+    } while (0)
+
+/* One device with a PD, two GIDs, a DMA MR with every right, two CQs. */
+typedef struct Dp {
+    Pv *pv;
+    uint32_t pd;
+    uint32_t lkey;
+    PvCq *scq;
+    PvCq *rcq;
+    uint64_t mem;                   /* MEM_SIZE bytes of data buffers */
+    GPtrArray *objs;                /* the PvQp to free */
+} Dp;
+
+static Dp *dp_new(void)
+{
+    Dp *d = g_new0(Dp, 1);
+
+    d->pv = pv_probe();
+    d->objs = g_ptr_array_new_with_free_func((GDestroyNotify)pv_qp_free);
+    g_assert_cmpuint(create_pd(d->pv, 0, &d->pd), ==, ERR_OK);
+    g_assert_cmpuint(gid_bind_gid(d->pv, 0, gid0), ==, ERR_OK);
+    g_assert_cmpuint(gid_bind_gid(d->pv, 1, gid1), ==, ERR_OK);
+    d->lkey = dma_mr(d->pv, d->pd, ACC_ALL);
+    d->scq = pv_cq_new(d->pv, 64);
+    d->rcq = pv_cq_new(d->pv, 64);
+    d->mem = galloc(d->pv, MEM_SIZE);
+    return d;
+}
+
+static void dp_free(Dp *d)
+{
+    pv_stop(d->pv);
+    pv_cq_free(d->scq);
+    pv_cq_free(d->rcq);
+    g_ptr_array_free(d->objs, true);
+    g_free(d);
+}
+
+static QpSpec dp_spec(Dp *d, uint8_t type, PvCq *scq, PvCq *rcq)
+{
+    QpSpec q = { .type = type, .pd = d->pd,
+                 .scq = (scq ? scq : d->scq)->handle,
+                 .rcq = (rcq ? rcq : d->rcq)->handle,
+                 .send_wr = 16, .recv_wr = 16, .send_sge = 4,
+                 .recv_sge = 4 };
+
+    return q;
+}
+
+static PvQp *dp_qp(Dp *d, const QpSpec *q, uint8_t sig_all, uint32_t access)
+{
+    PvQp *qp = pv_qp_new(d->pv, q, sig_all, access);
+
+    g_ptr_array_add(d->objs, qp);
+    return qp;
+}
+
+static PvCq *dp_cq(Dp *d, uint32_t cqe)
+{
+    return pv_cq_new(d->pv, cqe);
+}
+
+/* QP state changes */
+
+static uint32_t qp_state(Dp *d, PvQp *qp)
+{
+    return query_qp(d->pv, qp->handle).qp_state;
+}
+
+static void rc_connect(Dp *d, PvQp *qp, uint32_t dest_qpn, uint32_t access,
+                       uint8_t min_rnr_timer, uint8_t rnr_retry)
+{
+    PvrdmaQpAttr a = { 0 };
+
+    a.qp_state = PVRDMA_QPS_INIT;
+    a.port_num = 1;
+    a.qp_access_flags = access;
+    g_assert_cmpuint(modify_qp(d->pv, qp->handle, PVRDMA_QP_STATE |
+                               PVRDMA_QP_PKEY_INDEX | PVRDMA_QP_PORT |
+                               PVRDMA_QP_ACCESS_FLAGS, &a), ==, ERR_OK);
+    a.qp_state = PVRDMA_QPS_RTR;
+    a.path_mtu = PVRDMA_MTU_1024;
+    a.dest_qp_num = dest_qpn;
+    a.rq_psn = 0x100;
+    a.max_dest_rd_atomic = 4;
+    a.min_rnr_timer = min_rnr_timer;
+    memcpy(a.ah_attr.grh.dgid.raw, gid0, 16);
+    a.ah_attr.grh.sgid_index = 0;
+    a.ah_attr.grh.hop_limit = 64;
+    a.ah_attr.port_num = 1;
+    a.ah_attr.ah_flags = 1;
+    g_assert_cmpuint(modify_qp(d->pv, qp->handle, PVRDMA_QP_STATE |
+                               PVRDMA_QP_AV | PVRDMA_QP_PATH_MTU |
+                               PVRDMA_QP_DEST_QPN | PVRDMA_QP_RQ_PSN |
+                               PVRDMA_QP_MAX_DEST_RD_ATOMIC |
+                               PVRDMA_QP_MIN_RNR_TIMER, &a), ==, ERR_OK);
+    a.qp_state = PVRDMA_QPS_RTS;
+    a.timeout = 14;
+    a.retry_cnt = 7;
+    a.rnr_retry = rnr_retry;
+    a.sq_psn = 0x100;
+    a.max_rd_atomic = 4;
+    g_assert_cmpuint(modify_qp(d->pv, qp->handle, PVRDMA_QP_STATE |
+                               PVRDMA_QP_TIMEOUT | PVRDMA_QP_RETRY_CNT |
+                               PVRDMA_QP_RNR_RETRY | PVRDMA_QP_SQ_PSN |
+                               PVRDMA_QP_MAX_QP_RD_ATOMIC, &a), ==, ERR_OK);
+    g_assert_cmpuint(qp_state(d, qp), ==, PVRDMA_QPS_RTS);
+}
+
+/* Two connected RC QPs on d's CQs. */
+static void rc_pair(Dp *d, PvQp **a, PvQp **b, uint32_t b_access,
+                    uint8_t b_min_rnr_timer, uint8_t a_rnr_retry)
+{
+    QpSpec q = dp_spec(d, PVRDMA_QPT_RC, NULL, NULL);
+
+    *a = dp_qp(d, &q, 0, PVRDMA_ACCESS_LOCAL_WRITE);
+    *b = dp_qp(d, &q, 0, PVRDMA_ACCESS_LOCAL_WRITE);
+    rc_connect(d, *a, (*b)->qpn, ACC_ALL, 12, a_rnr_retry);
+    rc_connect(d, *b, (*a)->qpn, b_access, b_min_rnr_timer, 7);
+}
+
+static void ud_up(Dp *d, PvQp *qp, uint32_t qkey)
+{
+    PvrdmaQpAttr a = { 0 };
+    uint32_t port = qp->type == PVRDMA_QPT_GSI ? 0 : PVRDMA_QP_PORT;
+
+    a.qp_state = PVRDMA_QPS_INIT;
+    a.port_num = 1;
+    a.qkey = qkey;
+    g_assert_cmpuint(modify_qp(d->pv, qp->handle, PVRDMA_QP_STATE |
+                               PVRDMA_QP_PKEY_INDEX | port | PVRDMA_QP_QKEY,
+                               &a), ==, ERR_OK);
+    a.qp_state = PVRDMA_QPS_RTR;
+    g_assert_cmpuint(modify_qp(d->pv, qp->handle, PVRDMA_QP_STATE, &a),
+                     ==, ERR_OK);
+    a.qp_state = PVRDMA_QPS_RTS;
+    a.sq_psn = 0x10;
+    g_assert_cmpuint(modify_qp(d->pv, qp->handle, PVRDMA_QP_STATE |
+                               PVRDMA_QP_SQ_PSN, &a), ==, ERR_OK);
+    g_assert_cmpuint(qp_state(d, qp), ==, PVRDMA_QPS_RTS);
+}
+
+static PvQp *ud_qp(Dp *d, uint8_t type, uint32_t qkey)
+{
+    QpSpec q = dp_spec(d, type, NULL, NULL);
+    PvQp *qp = dp_qp(d, &q, 0, PVRDMA_ACCESS_LOCAL_WRITE);
+
+    ud_up(d, qp, qkey);
+    return qp;
+}
+
+static uint32_t modify_state(Dp *d, PvQp *qp, uint32_t state)
+{
+    PvrdmaQpAttr a = { .qp_state = state };
+
+    return modify_qp(d->pv, qp->handle, PVRDMA_QP_STATE, &a);
+}
+
+/* Work requests */
+
+static PvrdmaSge sge(uint64_t addr, uint32_t len, uint32_t lkey)
+{
+    PvrdmaSge s = { .addr = addr, .length = len, .lkey = lkey };
+
+    return s;
+}
+
+static PvrdmaSqWqeHdr wqe(uint64_t wr_id, uint32_t opcode, uint32_t flags,
+                          uint32_t num_sge)
+{
+    PvrdmaSqWqeHdr h = { .wr_id = wr_id, .opcode = opcode,
+                         .send_flags = flags, .num_sge = num_sge };
+
+    return h;
+}
+
+static PvrdmaSqWqeHdr wqe_rdma(uint64_t wr_id, uint32_t opcode,
+                               uint32_t flags, uint32_t num_sge,
+                               uint64_t raddr, uint32_t rkey)
+{
+    PvrdmaSqWqeHdr h = wqe(wr_id, opcode, flags, num_sge);
+
+    h.wr.rdma.remote_addr = raddr;
+    h.wr.rdma.rkey = rkey;
+    return h;
+}
+
+static PvrdmaSqWqeHdr wqe_atomic(uint64_t wr_id, uint32_t opcode,
+                                 uint64_t raddr, uint32_t rkey,
+                                 uint64_t compare_add, uint64_t swap)
+{
+    PvrdmaSqWqeHdr h = wqe(wr_id, opcode, PVRDMA_SEND_SIGNALED, 1);
+
+    h.wr.atomic.remote_addr = raddr;
+    h.wr.atomic.rkey = rkey;
+    h.wr.atomic.compare_add = compare_add;
+    h.wr.atomic.swap = swap;
+    return h;
+}
+
+static PvrdmaSqWqeHdr wqe_ud(uint64_t wr_id, uint32_t flags, uint32_t num_sge,
+                             uint32_t qpn, uint32_t qkey,
+                             const uint8_t *dgid, uint8_t sgid_index)
+{
+    PvrdmaSqWqeHdr h = wqe(wr_id, PVRDMA_WR_SEND, flags, num_sge);
+
+    h.wr.ud.remote_qpn = qpn;
+    h.wr.ud.remote_qkey = qkey;
+    memcpy(h.wr.ud.av.dgid, dgid, 16);
+    h.wr.ud.av.gid_index = sgid_index;
+    h.wr.ud.av.port_pd = 1;
+    h.wr.ud.av.hop_limit = 64;
+    return h;
+}
+
+static void post_send(Dp *d, PvQp *qp, PvrdmaSqWqeHdr h,
+                      const PvrdmaSge *s, uint32_t n)
+{
+    pv_sq_put(d->pv, qp, &h, s, n);
+    pv_qp_db(d->pv, qp, PVRDMA_UAR_QP_SEND);
+}
+
+static void post_recv(Dp *d, PvQp *qp, uint64_t wr_id, const PvrdmaSge *s,
+                      uint32_t n)
+{
+    pv_rq_put(d->pv, &qp->rq, wr_id, n, s, n);
+    pv_qp_db(d->pv, qp, PVRDMA_UAR_QP_RECV);
+}
+
+static void post_recv1(Dp *d, PvQp *qp, uint64_t wr_id, uint64_t addr,
+                       uint32_t len)
+{
+    PvrdmaSge s = sge(addr, len, d->lkey);
+
+    post_recv(d, qp, wr_id, &s, 1);
+}
+
+/* Let the main loop run (bottom halves) with a QMP round trip. */
+static void main_loop_run(Dp *d)
+{
+    qtest_qmp_assert_success(d->pv->qts, "{ 'execute': 'query-status' }");
+}
+
+/* Completions, events, interrupts */
+
+static PvrdmaCqe expect_cqe(Dp *d, PvCq *cq, uint64_t wr_id, uint32_t status,
+                            uint32_t opcode, PvQp *qp)
+{
+    PvrdmaCqe c = { 0 };
+
+    g_assert_true(pv_cq_poll(d->pv, cq, &c));
+    g_assert_cmphex(c.wr_id, ==, wr_id);
+    g_assert_cmpuint(c.status, ==, status);
+    if (opcode != ANY_OPCODE) {
+        g_assert_cmphex(c.opcode, ==, opcode);
+    }
+    g_assert_cmpuint(c.qp, ==, qp->handle);
+    return c;
+}
+
+static void expect_no_cqe(Dp *d, PvCq *cq)
+{
+    PvrdmaCqe c;
+
+    if (pv_cq_poll(d->pv, cq, &c)) {
+        fail("unexpected CQE on CQ %u: wr_id 0x%" PRIx64 " status %u "
+             "opcode 0x%x qp %" PRIu64, cq->handle, c.wr_id, c.status,
+             c.opcode, c.qp);
+    }
+}
+
+static void expect_event(Dp *d, uint32_t type, uint32_t info)
+{
+    PvrdmaEqe e[8] = { 0 };
+    uint32_t n = pv_events(d->pv, e, ARRAY_SIZE(e));
+    uint32_t i;
+
+    for (i = 0; i < n && i < ARRAY_SIZE(e); i++) {
+        g_test_message("event %u: type %u info %u", i, e[i].type, e[i].info);
+    }
+    g_assert_cmpuint(n, ==, 1);
+    g_assert_cmpuint(e[0].type, ==, type);
+    g_assert_cmpuint(e[0].info, ==, info);
+}
+
+static void expect_no_event(Dp *d)
+{
+    PvrdmaEqe e;
+
+    if (pv_events(d->pv, &e, 1)) {
+        fail("unexpected async event type %u info %u", e.type, e.info);
+    }
+}
+
+static void expect_rc_success(Dp *d, PvCq *cq, uint64_t wr_id,
+                              uint32_t opcode, uint32_t byte_len, PvQp *qp)
+{
+    PvrdmaCqe c = expect_cqe(d, cq, wr_id, PVRDMA_WC_SUCCESS, opcode, qp);
+
+    g_assert_cmpuint(c.byte_len, ==, byte_len);
+}
+
+/* Receive completion of an RC QP */
+static void expect_recv(Dp *d, PvCq *cq, uint64_t wr_id, uint32_t opcode,
+                        uint32_t byte_len, PvQp *qp, PvQp *src,
+                        uint32_t wc_flags, uint32_t imm)
+{
+    PvrdmaCqe c = expect_cqe(d, cq, wr_id, PVRDMA_WC_SUCCESS, opcode, qp);
+
+    g_assert_cmpuint(c.byte_len, ==, byte_len);
+    g_assert_cmpuint(c.src_qp, ==, src->qpn);
+    g_assert_cmphex(c.wc_flags & (PVRDMA_WC_GRH | PVRDMA_WC_WITH_IMM |
+                                  PVRDMA_WC_WITH_INVALIDATE), ==, wc_flags);
+    if (wc_flags & PVRDMA_WC_WITH_IMM) {
+        g_assert_cmphex(c.imm_data, ==, imm);
+    }
+    g_assert_cmpuint(c.port_num, ==, 1);
+}
+
+/* After an error: the QP is in ERR and its later WRs are flushed. */
+static void expect_flushing(Dp *d, PvQp *qp, PvCq *scq, uint64_t wr_id)
+{
+    PvrdmaSge s = sge(d->mem, 8, d->lkey);
+
+    g_assert_cmpuint(qp_state(d, qp), ==, PVRDMA_QPS_ERR);
+    post_send(d, qp, wqe(wr_id, PVRDMA_WR_SEND, 0, 1), &s, 1);
+    expect_cqe(d, scq, wr_id, PVRDMA_WC_WR_FLUSH_ERR, ANY_OPCODE, qp);
+    expect_no_cqe(d, scq);
+    g_assert_cmpuint(pv_ring_count(d->pv, &qp->sq), ==, 0);
+}
+
+/* Guest memory contents */
+
+static void fill(Dp *d, uint64_t addr, size_t len, uint8_t seed)
+{
+    g_autofree uint8_t *b = g_malloc(len);
+    size_t i;
+
+    for (i = 0; i < len; i++) {
+        b[i] = seed + i * 7 + (i >> 8);
+    }
+    qtest_memwrite(d->pv->qts, addr, b, len);
+}
+
+/* Is [addr, addr + len) the pattern fill(seed) put at offset @off? */
+static void check_fill(Dp *d, uint64_t addr, size_t len, uint8_t seed,
+                       size_t off)
+{
+    g_autofree uint8_t *b = g_malloc(len);
+    size_t i;
+
+    qtest_memread(d->pv->qts, addr, b, len);
+    for (i = 0; i < len; i++) {
+        size_t j = i + off;
+
+        if (b[i] != (uint8_t)(seed + j * 7 + (j >> 8))) {
+            fail("byte %zu at 0x%" PRIx64 ": 0x%02x, expected 0x%02x", i,
+                 addr + i, b[i], (uint8_t)(seed + j * 7 + (j >> 8)));
+            return;
+        }
+    }
+}
+
+static void check_byte(Dp *d, uint64_t addr, size_t len, uint8_t v)
+{
+    g_autofree uint8_t *b = g_malloc(len);
+    size_t i;
+
+    qtest_memread(d->pv->qts, addr, b, len);
+    for (i = 0; i < len; i++) {
+        if (b[i] != v) {
+            fail("byte at 0x%" PRIx64 ": 0x%02x, expected 0x%02x",
+                 addr + i, b[i], v);
+            return;
+        }
+    }
+}
+
+/*
+ * A user MR over @npages guest pages that are not physically contiguous
+ * (the pages are handed over in reverse order); returns the key, and the
+ * physical page of each MR page in @phys.
+ */
+static uint32_t user_mr(Dp *d, uint32_t access, uint64_t iova,
+                        uint64_t length, uint32_t npages, uint64_t *phys)
+{
+    PvrdmaCmdCreateMrResp r;
+    g_autofree uint64_t *tmp = g_new0(uint64_t, npages);
+    uint32_t i;
+    uint64_t pdir;
+
+    for (i = 0; i < npages; i++) {
+        tmp[i] = galloc(d->pv, PAGE);
+    }
+    for (i = 0; i < npages; i++) {
+        phys[i] = tmp[npages - 1 - i];
+    }
+    pdir = make_pdir(d->pv, npages, phys);
+    g_assert_cmpuint(create_mr(d->pv, d->pd, 0, access, iova, length, npages,
+                               pdir, &r), ==, ERR_OK);
+    return r.rkey;
+}
+
+/* 1. RC between two QPs of one device */
+
+static void test_rc_send(void)
+{
+    Dp *d = dp_new();
+    PvQp *a, *b;
+    uint64_t src = d->mem, dst = d->mem + PAGE;
+    PvrdmaSge s = sge(src, 100, d->lkey);
+    PvrdmaSqWqeHdr h;
+
+    rc_pair(d, &a, &b, ACC_ALL, 12, 7);
+    fill(d, src, 100, 0x11);
+    qtest_memset(d->pv->qts, dst, 0xee, 2 * 256);
+
+    /* SEND */
+    post_recv1(d, b, 0xb0001, dst, 256);
+    g_assert_cmpuint(pv_ring_count(d->pv, &b->rq), ==, 1);
+    expect_no_cqe(d, d->rcq);
+    post_send(d, a, wqe(0xa0001, PVRDMA_WR_SEND, PVRDMA_SEND_SIGNALED, 1),
+              &s, 1);
+    expect_recv(d, d->rcq, 0xb0001, PVRDMA_WC_RECV, 100, b, a, 0, 0);
+    expect_rc_success(d, d->scq, 0xa0001, PVRDMA_WC_SEND, 100, a);
+    check_fill(d, dst, 100, 0x11, 0);
+    check_byte(d, dst + 100, 156, 0xee);
+    /* The device consumed both WQEs. */
+    g_assert_cmpuint(pv_ring_cons(d->pv, &a->sq), ==, 1);
+    g_assert_cmpuint(pv_ring_cons(d->pv, &b->rq), ==, 1);
+
+    /* SEND_WITH_IMM: the immediate (network order) is passed through. */
+    post_recv1(d, b, 0xb0002, dst + 256, 256);
+    h = wqe(0xa0002, PVRDMA_WR_SEND_WITH_IMM, PVRDMA_SEND_SIGNALED, 1);
+    h.ex.imm_data = 0x78563412;
+    s.length = 64;
+    post_send(d, a, h, &s, 1);
+    expect_recv(d, d->rcq, 0xb0002, PVRDMA_WC_RECV, 64, b, a,
+                PVRDMA_WC_WITH_IMM, 0x78563412);
+    expect_rc_success(d, d->scq, 0xa0002, PVRDMA_WC_SEND, 64, a);
+    check_fill(d, dst + 256, 64, 0x11, 0);
+    check_byte(d, dst + 256 + 64, 192, 0xee);
+
+    /* The other direction, zero-length SEND. */
+    post_recv1(d, a, 0xa0003, dst, 256);
+    post_send(d, b, wqe(0xb0003, PVRDMA_WR_SEND, PVRDMA_SEND_SIGNALED, 0),
+              NULL, 0);
+    expect_recv(d, d->rcq, 0xa0003, PVRDMA_WC_RECV, 0, a, b, 0, 0);
+    expect_rc_success(d, d->scq, 0xb0003, PVRDMA_WC_SEND, 0, b);
+
+    expect_no_cqe(d, d->scq);
+    expect_no_cqe(d, d->rcq);
+    expect_no_event(d);
+    g_assert_cmpuint(qp_state(d, a), ==, PVRDMA_QPS_RTS);
+    g_assert_cmpuint(qp_state(d, b), ==, PVRDMA_QPS_RTS);
+    dp_free(d);
+}
+
+static void test_rc_rdma_write(void)
+{
+    Dp *d = dp_new();
+    PvQp *a, *b;
+    uint64_t src = d->mem, dst = d->mem + 2 * PAGE, rbuf = d->mem + 6 * PAGE;
+    uint64_t phys[3];
+    uint64_t iova = 0x7f0000000800ull;
+    uint32_t ukey;
+    PvrdmaSge s = sge(src, 300, d->lkey);
+    PvrdmaSqWqeHdr h;
+
+    rc_pair(d, &a, &b, ACC_ALL, 12, 7);
+    fill(d, src, 2 * PAGE, 0x22);
+    qtest_memset(d->pv->qts, dst, 0xee, PAGE);
+
+    /* RDMA WRITE through the DMA MR: no receive is consumed. */
+    post_recv1(d, b, 0xb0001, rbuf, 64);
+    post_send(d, a, wqe_rdma(0xa0001, PVRDMA_WR_RDMA_WRITE,
+                             PVRDMA_SEND_SIGNALED, 1, dst + 10, d->lkey),
+              &s, 1);
+    expect_rc_success(d, d->scq, 0xa0001, PVRDMA_WC_RDMA_WRITE, 300, a);
+    expect_no_cqe(d, d->rcq);
+    g_assert_cmpuint(pv_ring_count(d->pv, &b->rq), ==, 1);
+    check_byte(d, dst, 10, 0xee);
+    check_fill(d, dst + 10, 300, 0x22, 0);
+    check_byte(d, dst + 310, 100, 0xee);
+
+    /* RDMA WRITE WITH IMM: consumes the receive, reports the length. */
+    h = wqe_rdma(0xa0002, PVRDMA_WR_RDMA_WRITE_WITH_IMM,
+                 PVRDMA_SEND_SIGNALED, 1, dst + 1024, d->lkey);
+    h.ex.imm_data = 0xdeadbeef;
+    s.length = 64;
+    qtest_memset(d->pv->qts, rbuf, 0xee, 64);
+    post_send(d, a, h, &s, 1);
+    expect_recv(d, d->rcq, 0xb0001, PVRDMA_WC_RECV_RDMA_WITH_IMM, 64, b, a,
+                PVRDMA_WC_WITH_IMM, 0xdeadbeef);
+    expect_rc_success(d, d->scq, 0xa0002, PVRDMA_WC_RDMA_WRITE, 64, a);
+    check_fill(d, dst + 1024, 64, 0x22, 0);
+    check_byte(d, rbuf, 64, 0xee);      /* the receive buffer is untouched */
+    g_assert_cmpuint(pv_ring_count(d->pv, &b->rq), ==, 0);
+
+    /*
+     * RDMA WRITE into a user MR whose pages are not contiguous, starting
+     * mid-page and crossing two page boundaries.
+     */
+    ukey = user_mr(d, ACC_ALL, iova, 3 * PAGE - 0x800, 3, phys);
+    qtest_memset(d->pv->qts, phys[0], 0xee, PAGE);
+    qtest_memset(d->pv->qts, phys[1], 0xee, PAGE);
+    qtest_memset(d->pv->qts, phys[2], 0xee, PAGE);
+    s.length = 0x1800;
+    post_send(d, a, wqe_rdma(0xa0003, PVRDMA_WR_RDMA_WRITE,
+                             PVRDMA_SEND_SIGNALED, 1, iova + 0x400, ukey),
+              &s, 1);
+    expect_rc_success(d, d->scq, 0xa0003, PVRDMA_WC_RDMA_WRITE, 0x1800, a);
+    /* iova + 0x400 is page 0 offset 0xc00 */
+    check_byte(d, phys[0], 0xc00, 0xee);
+    check_fill(d, phys[0] + 0xc00, 0x400, 0x22, 0);
+    check_fill(d, phys[1], PAGE, 0x22, 0x400);
+    check_fill(d, phys[2], 0x400, 0x22, 0x1400);
+    check_byte(d, phys[2] + 0x400, 0x400, 0xee);
+
+    /* The last byte of the MR is writable; one more is not (below). */
+    s.length = 1;
+    post_send(d, a, wqe_rdma(0xa0004, PVRDMA_WR_RDMA_WRITE,
+                             PVRDMA_SEND_SIGNALED, 1,
+                             iova + 3 * PAGE - 0x800 - 1, ukey), &s, 1);
+    expect_rc_success(d, d->scq, 0xa0004, PVRDMA_WC_RDMA_WRITE, 1, a);
+    check_fill(d, phys[2] + PAGE - 1, 1, 0x22, 0);
+
+    /* Zero-length RDMA WRITE needs no valid rkey (IBA 9.4.1.1). */
+    post_send(d, a, wqe_rdma(0xa0005, PVRDMA_WR_RDMA_WRITE,
+                             PVRDMA_SEND_SIGNALED, 0, 0, 0), NULL, 0);
+    expect_rc_success(d, d->scq, 0xa0005, PVRDMA_WC_RDMA_WRITE, 0, a);
+
+    expect_no_cqe(d, d->scq);
+    expect_no_cqe(d, d->rcq);
+    expect_no_event(d);
+    g_assert_cmpuint(qp_state(d, b), ==, PVRDMA_QPS_RTS);
+    dp_free(d);
+}
+
+static void test_rc_rdma_read(void)
+{
+    Dp *d = dp_new();
+    PvQp *a, *b;
+    uint64_t remote = d->mem, local = d->mem + 2 * PAGE;
+    PvrdmaSge s[2] = { sge(local, 50, d->lkey),
+                       sge(local + 1024, 150, d->lkey) };
+
+    rc_pair(d, &a, &b, ACC_ALL, 12, 7);
+    fill(d, remote, 400, 0x33);
+    qtest_memset(d->pv->qts, local, 0xee, 2048);
+    post_send(d, a, wqe_rdma(0xa0001, PVRDMA_WR_RDMA_READ,
+                             PVRDMA_SEND_SIGNALED, 2, remote + 100, d->lkey),
+              s, 2);
+    expect_rc_success(d, d->scq, 0xa0001, PVRDMA_WC_RDMA_READ, 200, a);
+    check_fill(d, local, 50, 0x33, 100);
+    check_byte(d, local + 50, 1024 - 50, 0xee);
+    check_fill(d, local + 1024, 150, 0x33, 150);
+    check_byte(d, local + 1024 + 150, 100, 0xee);
+    /* The responder's memory and queues are untouched. */
+    check_fill(d, remote, 400, 0x33, 0);
+    expect_no_cqe(d, d->rcq);
+    expect_no_cqe(d, d->scq);
+    expect_no_event(d);
+    dp_free(d);
+}
+
+static void test_rc_atomics(void)
+{
+    Dp *d = dp_new();
+    PvQp *a, *b;
+    uint64_t word = d->mem + 64, local = d->mem + PAGE;
+    PvrdmaSge s = sge(local, 8, d->lkey);
+
+    rc_pair(d, &a, &b, ACC_ALL, 12, 7);
+    qtest_writeq(d->pv->qts, word, 0x1122334455667788ull);
+
+    /* CMP_AND_SWP, compare matches: swapped, old value returned */
+    qtest_writeq(d->pv->qts, local, 0);
+    post_send(d, a, wqe_atomic(0xa0001, PVRDMA_WR_ATOMIC_CMP_AND_SWP, word,
+                               d->lkey, 0x1122334455667788ull,
+                               0xaabbccddeeff0011ull), &s, 1);
+    expect_rc_success(d, d->scq, 0xa0001, PVRDMA_WC_COMP_SWAP, 8, a);
+    g_assert_cmphex(qtest_readq(d->pv->qts, local), ==,
+                    0x1122334455667788ull);
+    g_assert_cmphex(qtest_readq(d->pv->qts, word), ==, 0xaabbccddeeff0011ull);
+
+    /* CMP_AND_SWP, compare differs: unchanged, current value returned */
+    qtest_writeq(d->pv->qts, local, 0);
+    post_send(d, a, wqe_atomic(0xa0002, PVRDMA_WR_ATOMIC_CMP_AND_SWP, word,
+                               d->lkey, 0x1122334455667788ull, 0x42), &s, 1);
+    expect_rc_success(d, d->scq, 0xa0002, PVRDMA_WC_COMP_SWAP, 8, a);
+    g_assert_cmphex(qtest_readq(d->pv->qts, local), ==,
+                    0xaabbccddeeff0011ull);
+    g_assert_cmphex(qtest_readq(d->pv->qts, word), ==, 0xaabbccddeeff0011ull);
+
+    /* FETCH_AND_ADD, with a carry across the 32-bit halves */
+    qtest_writeq(d->pv->qts, word, 0x00000001ffffffffull);
+    post_send(d, a, wqe_atomic(0xa0003, PVRDMA_WR_ATOMIC_FETCH_AND_ADD, word,
+                               d->lkey, 2, 0), &s, 1);
+    expect_rc_success(d, d->scq, 0xa0003, PVRDMA_WC_FETCH_ADD, 8, a);
+    g_assert_cmphex(qtest_readq(d->pv->qts, local), ==,
+                    0x00000001ffffffffull);
+    g_assert_cmphex(qtest_readq(d->pv->qts, word), ==, 0x0000000200000001ull);
+    /* The neighbours of the word are untouched. */
+    g_assert_cmphex(qtest_readq(d->pv->qts, word - 8), ==, 0);
+    g_assert_cmphex(qtest_readq(d->pv->qts, word + 8), ==, 0);
+    expect_no_cqe(d, d->scq);
+    expect_no_cqe(d, d->rcq);
+    expect_no_event(d);
+    dp_free(d);
+}
+
+static void test_rc_multi_sge(void)
+{
+    Dp *d = dp_new();
+    PvQp *a, *b;
+    uint64_t src = d->mem, dst = d->mem + 4 * PAGE;
+    uint64_t phys[2];
+    uint64_t iova = 0x10000000ull;
+    uint32_t ukey;
+    /* 4 SGEs, one of them empty, one in a user MR crossing a page */
+    PvrdmaSge ss[4];
+    PvrdmaSge rs[3];
+    g_autofree uint8_t *expect = g_malloc(4096);
+    g_autofree uint8_t *got = g_malloc(4096);
+    size_t n = 0;
+
+    rc_pair(d, &a, &b, ACC_ALL, 12, 7);
+    ukey = user_mr(d, ACC_ALL, iova, 2 * PAGE, 2, phys);
+    fill(d, src, 1000, 0x44);
+    fill(d, phys[0], PAGE, 0x55);
+    fill(d, phys[1], PAGE, 0x66);
+    ss[0] = sge(src + 10, 30, d->lkey);
+    ss[1] = sge(src + 500, 0, d->lkey);
+    ss[2] = sge(iova + PAGE - 20, 50, ukey);
+    ss[3] = sge(src + 900, 70, d->lkey);
+    /* expected message: 30 + 20 + 30 + 70 = 150 bytes */
+    qtest_memread(d->pv->qts, src + 10, expect + n, 30), n += 30;
+    qtest_memread(d->pv->qts, phys[0] + PAGE - 20, expect + n, 20), n += 20;
+    qtest_memread(d->pv->qts, phys[1], expect + n, 30), n += 30;
+    qtest_memread(d->pv->qts, src + 900, expect + n, 70), n += 70;
+
+    qtest_memset(d->pv->qts, dst, 0xee, 3 * 256);
+    rs[0] = sge(dst, 16, d->lkey);
+    rs[1] = sge(dst + 256, 100, d->lkey);
+    rs[2] = sge(dst + 512, 200, d->lkey);
+    post_recv(d, b, 0xb0001, rs, 3);
+    post_send(d, a, wqe(0xa0001, PVRDMA_WR_SEND, PVRDMA_SEND_SIGNALED, 4),
+              ss, 4);
+    expect_recv(d, d->rcq, 0xb0001, PVRDMA_WC_RECV, 150, b, a, 0, 0);
+    expect_rc_success(d, d->scq, 0xa0001, PVRDMA_WC_SEND, 150, a);
+    qtest_memread(d->pv->qts, dst, got, 16);
+    qtest_memread(d->pv->qts, dst + 256, got + 16, 100);
+    qtest_memread(d->pv->qts, dst + 512, got + 116, 34);
+    g_assert_cmpmem(got, 150, expect, 150);
+    check_byte(d, dst + 16, 240, 0xee);
+    check_byte(d, dst + 356, 156, 0xee);
+    check_byte(d, dst + 512 + 34, 200 - 34, 0xee);
+
+    /* RDMA READ scattering into 3 local SGEs, one in the user MR */
+    fill(d, dst, 600, 0x77);
+    ss[0] = sge(src, 10, d->lkey);
+    ss[1] = sge(iova + PAGE - 5, 10, ukey);
+    ss[2] = sge(src + 100, 580, d->lkey);
+    post_send(d, a, wqe_rdma(0xa0002, PVRDMA_WR_RDMA_READ,
+                             PVRDMA_SEND_SIGNALED, 3, dst, d->lkey), ss, 3);
+    expect_rc_success(d, d->scq, 0xa0002, PVRDMA_WC_RDMA_READ, 600, a);
+    check_fill(d, src, 10, 0x77, 0);
+    check_fill(d, phys[0] + PAGE - 5, 5, 0x77, 10);
+    check_fill(d, phys[1], 5, 0x77, 15);
+    check_fill(d, src + 100, 580, 0x77, 20);
+
+    /* A send as long as the receive's scatter list: still fits. */
+    rs[0] = sge(dst, 16, d->lkey);
+    rs[1] = sge(dst + 256, 16, d->lkey);
+    post_recv(d, b, 0xb0002, rs, 2);
+    ss[0] = sge(src, 32, d->lkey);
+    post_send(d, a, wqe(0xa0003, PVRDMA_WR_SEND, PVRDMA_SEND_SIGNALED, 1),
+              ss, 1);
+    expect_recv(d, d->rcq, 0xb0002, PVRDMA_WC_RECV, 32, b, a, 0, 0);
+    expect_rc_success(d, d->scq, 0xa0003, PVRDMA_WC_SEND, 32, a);
+    expect_no_event(d);
+    dp_free(d);
+}
+
+static void test_rc_signaled(void)
+{
+    Dp *d = dp_new();
+    PvQp *a, *b, *c, *e;
+    QpSpec q = dp_spec(d, PVRDMA_QPT_RC, NULL, NULL);
+    PvrdmaSge s = sge(d->mem, 16, d->lkey);
+    PvrdmaSge bad = sge(d->mem, 16, 0x7777700);
+
+    rc_pair(d, &a, &b, ACC_ALL, 12, 7);
+    /* Unsignaled SEND: the receiver completes, the sender does not. */
+    post_recv1(d, b, 0xb0001, d->mem + PAGE, 64);
+    post_send(d, a, wqe(0xa0001, PVRDMA_WR_SEND, 0, 1), &s, 1);
+    expect_recv(d, d->rcq, 0xb0001, PVRDMA_WC_RECV, 16, b, a, 0, 0);
+    expect_no_cqe(d, d->scq);
+    g_assert_cmpuint(pv_ring_cons(d->pv, &a->sq), ==, 1);
+    /* Unsignaled RDMA WRITE, then a signaled one: one CQE, the second */
+    post_send(d, a, wqe_rdma(0xa0002, PVRDMA_WR_RDMA_WRITE, 0, 1,
+                             d->mem + 2 * PAGE, d->lkey), &s, 1);
+    post_send(d, a, wqe_rdma(0xa0003, PVRDMA_WR_RDMA_WRITE,
+                             PVRDMA_SEND_SIGNALED, 1, d->mem + 2 * PAGE,
+                             d->lkey), &s, 1);
+    expect_rc_success(d, d->scq, 0xa0003, PVRDMA_WC_RDMA_WRITE, 16, a);
+    expect_no_cqe(d, d->scq);
+    /* An unsignaled WR that fails completes anyway. */
+    post_send(d, a, wqe(0xa0004, PVRDMA_WR_SEND, 0, 1), &bad, 1);
+    expect_cqe(d, d->scq, 0xa0004, PVRDMA_WC_LOC_PROT_ERR, ANY_OPCODE, a);
+    expect_no_cqe(d, d->scq);
+
+    /* sq_sig_all: every WR completes, signaled or not. */
+    c = dp_qp(d, &q, 1, PVRDMA_ACCESS_LOCAL_WRITE);
+    e = dp_qp(d, &q, 0, PVRDMA_ACCESS_LOCAL_WRITE);
+    rc_connect(d, c, e->qpn, ACC_ALL, 12, 7);
+    rc_connect(d, e, c->qpn, ACC_ALL, 12, 7);
+    post_send(d, c, wqe_rdma(0xc0001, PVRDMA_WR_RDMA_WRITE, 0, 1,
+                             d->mem + 2 * PAGE, d->lkey), &s, 1);
+    expect_rc_success(d, d->scq, 0xc0001, PVRDMA_WC_RDMA_WRITE, 16, c);
+    post_send(d, c, wqe_rdma(0xc0002, PVRDMA_WR_RDMA_WRITE,
+                             PVRDMA_SEND_SIGNALED, 1, d->mem + 2 * PAGE,
+                             d->lkey), &s, 1);
+    expect_rc_success(d, d->scq, 0xc0002, PVRDMA_WC_RDMA_WRITE, 16, c);
+    expect_no_cqe(d, d->scq);
+    expect_no_cqe(d, d->rcq);
+    dp_free(d);
+}
+
+/*
+ * Rings wrap: indices run modulo 2 * max_elems (the generation bit); a
+ * 4-entry send queue, receive queue and CQ go round several times.
+ */
+static void test_rc_ring_wrap(void)
+{
+    Dp *d = dp_new();
+    PvCq *cq = dp_cq(d, 4);
+    QpSpec q = dp_spec(d, PVRDMA_QPT_RC, cq, cq);
+    PvQp *a, *b;
+    PvrdmaSge s = sge(d->mem, 8, d->lkey);
+    int i;
+
+    q.send_wr = 4;
+    q.recv_wr = 4;
+    a = dp_qp(d, &q, 0, PVRDMA_ACCESS_LOCAL_WRITE);
+    b = dp_qp(d, &q, 0, PVRDMA_ACCESS_LOCAL_WRITE);
+    rc_connect(d, a, b->qpn, ACC_ALL, 12, 7);
+    rc_connect(d, b, a->qpn, ACC_ALL, 12, 7);
+    for (i = 0; i < 21; i++) {
+        qtest_writeq(d->pv->qts, d->mem, 0x5000 + i);
+        post_recv1(d, b, 0xb0000 + i, d->mem + PAGE + 8 * (i & 3), 8);
+        post_send(d, a, wqe(0xa0000 + i, PVRDMA_WR_SEND,
+                            PVRDMA_SEND_SIGNALED, 1), &s, 1);
+        expect_recv(d, cq, 0xb0000 + i, PVRDMA_WC_RECV, 8, b, a, 0, 0);
+        expect_rc_success(d, cq, 0xa0000 + i, PVRDMA_WC_SEND, 8, a);
+        g_assert_cmphex(qtest_readq(d->pv->qts, d->mem + PAGE + 8 * (i & 3)),
+                        ==, 0x5000 + i);
+        g_assert_cmpuint(pv_ring_cons(d->pv, &a->sq), ==, (i + 1) % 8);
+        g_assert_cmpuint(pv_ring_cons(d->pv, &b->rq), ==, (i + 1) % 8);
+        g_assert_cmpuint(pv_ring_prod(d->pv, &cq->ring), ==,
+                         (2 * i + 2) % 8);
+    }
+    /* A full send queue (4 posted at once) goes through too. */
+    for (i = 0; i < 4; i++) {
+        PvrdmaSge r = sge(d->mem + PAGE + 8 * i, 8, d->lkey);
+
+        pv_rq_put(d->pv, &b->rq, 0xb1000 + i, 1, &r, 1);
+    }
+    pv_qp_db(d->pv, b, PVRDMA_UAR_QP_RECV);
+    for (i = 0; i < 4; i++) {
+        pv_sq_put(d->pv, a, &(PvrdmaSqWqeHdr) {
+                      .wr_id = 0xa1000 + i, .opcode = PVRDMA_WR_SEND,
+                      .num_sge = 1 }, &s, 1);
+    }
+    g_assert_cmpuint(pv_ring_count(d->pv, &a->sq), ==, 4);
+    pv_qp_db(d->pv, a, PVRDMA_UAR_QP_SEND);
+    for (i = 0; i < 4; i++) {
+        expect_recv(d, cq, 0xb1000 + i, PVRDMA_WC_RECV, 8, b, a, 0, 0);
+    }
+    g_assert_cmpuint(pv_ring_count(d->pv, &a->sq), ==, 0);
+    expect_no_cqe(d, cq);
+    expect_no_event(d);
+    pv_cq_free(cq);
+    dp_free(d);
+}
+
+/* 2. UD and GSI */
+
+/* The UD receive: 40 bytes of GRH, IPv4 header in bytes 20..39. */
+static void check_grh_ipv4(Dp *d, uint64_t buf, const uint8_t *sgid,
+                           const uint8_t *dgid, uint32_t payload)
+{
+    uint8_t ip[20];
+    uint32_t sum = 0;
+    int i;
+
+    qtest_memread(d->pv->qts, buf + 20, ip, sizeof(ip));
+    g_assert_cmphex(ip[0], ==, 0x45);
+    /* total length: IP 20 + UDP 8 + BTH 12 + DETH 8 + payload + ICRC 4 */
+    g_assert_cmpuint((ip[2] << 8) | ip[3], ==, 20 + 8 + 12 + 8 + payload + 4);
+    g_assert_cmpuint(ip[9], ==, 17);
+    g_assert_cmpuint(ip[8], !=, 0);
+    g_assert_cmpmem(ip + 12, 4, sgid + 12, 4);
+    g_assert_cmpmem(ip + 16, 4, dgid + 12, 4);
+    for (i = 0; i < 20; i += 2) {
+        sum += (ip[i] << 8) | ip[i + 1];
+    }
+    while (sum >> 16) {
+        sum = (sum & 0xffff) + (sum >> 16);
+    }
+    g_assert_cmphex(sum, ==, 0xffff);
+}
+
+static void expect_ud_recv(Dp *d, PvCq *cq, uint64_t wr_id, PvQp *qp,
+                           PvQp *src, uint32_t payload)
+{
+    PvrdmaCqe c = expect_cqe(d, cq, wr_id, PVRDMA_WC_SUCCESS, PVRDMA_WC_RECV,
+                             qp);
+
+    g_assert_cmpuint(c.byte_len, ==, payload + GRH);
+    g_assert_cmpuint(c.src_qp, ==, src->qpn);
+    g_assert_true(c.wc_flags & PVRDMA_WC_GRH);
+    g_assert_false(c.wc_flags & PVRDMA_WC_WITH_IMM);
+    g_assert_cmpuint(c.port_num, ==, 1);
+}
+
+static void test_ud_send(void)
+{
+    Dp *d = dp_new();
+    PvQp *u1 = ud_qp(d, PVRDMA_QPT_UD, UD_QKEY);
+    PvQp *u2 = ud_qp(d, PVRDMA_QPT_UD, UD_QKEY);
+    uint64_t src = d->mem, dst = d->mem + PAGE;
+    PvrdmaSge s = sge(src, 100, d->lkey);
+    PvrdmaSge rs[2] = { sge(dst, 60, d->lkey), sge(dst + 512, 200, d->lkey) };
+    PvrdmaSqWqeHdr h;
+    PvrdmaCqe c;
+
+    fill(d, src, 1100, 0x88);
+    qtest_memset(d->pv->qts, dst, 0xee, 1024);
+    post_recv(d, u2, 0x20001, rs, 2);
+    /* From GID 1 (10.0.2.16) to GID 0 (10.0.2.15) */
+    post_send(d, u1, wqe_ud(0x10001, PVRDMA_SEND_SIGNALED, 1, u2->qpn,
+                            UD_QKEY, gid0, 1), &s, 1);
+    expect_ud_recv(d, d->rcq, 0x20001, u2, u1, 100);
+    c = expect_cqe(d, d->scq, 0x10001, PVRDMA_WC_SUCCESS, PVRDMA_WC_SEND, u1);
+    /* 40 bytes of GRH, then the payload across the two SGEs */
+    check_grh_ipv4(d, dst, gid1, gid0, 100);
+    check_fill(d, dst + GRH, 20, 0x88, 0);
+    check_fill(d, dst + 512, 80, 0x88, 20);
+    check_byte(d, dst + 60, 512 - 60, 0xee);
+    check_byte(d, dst + 512 + 80, 120, 0xee);
+
+    /* SEND_WITH_IMM on UD */
+    post_recv1(d, u2, 0x20002, dst, 1024 + GRH);
+    h = wqe_ud(0x10002, PVRDMA_SEND_SIGNALED, 1, u2->qpn, UD_QKEY, gid0, 0);
+    h.opcode = PVRDMA_WR_SEND_WITH_IMM;
+    h.ex.imm_data = 0x01020304;
+    s.length = 10;
+    post_send(d, u1, h, &s, 1);
+    c = expect_cqe(d, d->rcq, 0x20002, PVRDMA_WC_SUCCESS, PVRDMA_WC_RECV, u2);
+    g_assert_cmpuint(c.byte_len, ==, 10 + GRH);
+    g_assert_cmphex(c.wc_flags & (PVRDMA_WC_GRH | PVRDMA_WC_WITH_IMM), ==,
+                    PVRDMA_WC_GRH | PVRDMA_WC_WITH_IMM);
+    g_assert_cmphex(c.imm_data, ==, 0x01020304);
+    expect_cqe(d, d->scq, 0x10002, PVRDMA_WC_SUCCESS, PVRDMA_WC_SEND, u1);
+    check_grh_ipv4(d, dst, gid0, gid0, 10);
+
+    /* A full-MTU message (1024 bytes) */
+    post_recv1(d, u2, 0x20003, dst, 1024 + GRH);
+    s.length = 1024;
+    post_send(d, u1, wqe_ud(0x10003, PVRDMA_SEND_SIGNALED, 1, u2->qpn,
+                            UD_QKEY, gid0, 1), &s, 1);
+    expect_ud_recv(d, d->rcq, 0x20003, u2, u1, 1024);
+    expect_cqe(d, d->scq, 0x10003, PVRDMA_WC_SUCCESS, PVRDMA_WC_SEND, u1);
+    check_fill(d, dst + GRH, 1024, 0x88, 0);
+
+    /* Q_Key mismatch: dropped; the sender still completes successfully. */
+    post_recv1(d, u2, 0x20004, dst, 1024 + GRH);
+    s.length = 16;
+    post_send(d, u1, wqe_ud(0x10004, PVRDMA_SEND_SIGNALED, 1, u2->qpn,
+                            UD_QKEY + 1, gid0, 1), &s, 1);
+    expect_cqe(d, d->scq, 0x10004, PVRDMA_WC_SUCCESS, PVRDMA_WC_SEND, u1);
+    expect_no_cqe(d, d->rcq);
+    g_assert_cmpuint(pv_ring_count(d->pv, &u2->rq), ==, 1);
+    /* No such QP: dropped as well */
+    post_send(d, u1, wqe_ud(0x10005, PVRDMA_SEND_SIGNALED, 1, 300, UD_QKEY,
+                            gid0, 1), &s, 1);
+    expect_cqe(d, d->scq, 0x10005, PVRDMA_WC_SUCCESS, PVRDMA_WC_SEND, u1);
+    expect_no_cqe(d, d->rcq);
+    /* A Q_Key with the top bit set stands for the sender's own Q_Key. */
+    post_send(d, u1, wqe_ud(0x10006, PVRDMA_SEND_SIGNALED, 1, u2->qpn,
+                            0x80000000u, gid0, 1), &s, 1);
+    expect_cqe(d, d->scq, 0x10006, PVRDMA_WC_SUCCESS, PVRDMA_WC_SEND, u1);
+    expect_ud_recv(d, d->rcq, 0x20004, u2, u1, 16);
+    /* No receive posted: a UD message is dropped, not retried. */
+    post_send(d, u1, wqe_ud(0x10007, PVRDMA_SEND_SIGNALED, 1, u2->qpn,
+                            UD_QKEY, gid0, 1), &s, 1);
+    expect_cqe(d, d->scq, 0x10007, PVRDMA_WC_SUCCESS, PVRDMA_WC_SEND, u1);
+    post_recv1(d, u2, 0x20005, dst, 1024 + GRH);
+    expect_no_cqe(d, d->rcq);
+    g_assert_cmpuint(pv_ring_count(d->pv, &u2->rq), ==, 1);
+
+    expect_no_cqe(d, d->scq);
+    expect_no_event(d);
+    g_assert_cmpuint(qp_state(d, u1), ==, PVRDMA_QPS_RTS);
+    g_assert_cmpuint(qp_state(d, u2), ==, PVRDMA_QPS_RTS);
+    dp_free(d);
+}
+
+static void test_ud_too_long(void)
+{
+    Dp *d = dp_new();
+    PvQp *u1 = ud_qp(d, PVRDMA_QPT_UD, UD_QKEY);
+    PvQp *u2 = ud_qp(d, PVRDMA_QPT_UD, UD_QKEY);
+    PvrdmaSge s = sge(d->mem, 1025, d->lkey);
+
+    post_recv1(d, u2, 0x20001, d->mem + PAGE, 2048);
+    post_send(d, u1, wqe_ud(0x10001, PVRDMA_SEND_SIGNALED, 1, u2->qpn,
+                            UD_QKEY, gid0, 1), &s, 1);
+    expect_cqe(d, d->scq, 0x10001, PVRDMA_WC_LOC_LEN_ERR, ANY_OPCODE, u1);
+    expect_no_cqe(d, d->scq);
+    expect_no_cqe(d, d->rcq);
+    g_assert_cmpuint(pv_ring_count(d->pv, &u2->rq), ==, 1);
+    g_assert_cmpuint(pv_ring_count(d->pv, &u1->sq), ==, 0);
+    /* Later sends are flushed (in SQE as in ERR). */
+    s.length = 8;
+    post_send(d, u1, wqe_ud(0x10002, PVRDMA_SEND_SIGNALED, 1, u2->qpn,
+                            UD_QKEY, gid0, 1), &s, 1);
+    expect_cqe(d, d->scq, 0x10002, PVRDMA_WC_WR_FLUSH_ERR, ANY_OPCODE, u1);
+    g_assert_cmpuint(qp_state(d, u1), !=, PVRDMA_QPS_RTS);
+    dp_free(d);
+}
+
+/*
+ * IBA 10.3.1: a send completion error takes a UD QP to SQE (Send Queue
+ * Error), not ERR: its receive queue goes on working, and SQE -> RTS
+ * resumes sending.  The kernel's MAD layer relies on this for QP1
+ * (mad_error_handler() modifies QP1 with cur_qp_state = SQE, state = RTS).
+ */
+static void test_ud_send_error_sqe(void)
+{
+    Dp *d = dp_new();
+    PvQp *u1 = ud_qp(d, PVRDMA_QPT_UD, UD_QKEY);
+    PvQp *u2 = ud_qp(d, PVRDMA_QPT_UD, UD_QKEY);
+    PvrdmaSge s = sge(d->mem, 2000, d->lkey);
+    PvrdmaQpAttr a = { 0 };
+
+    post_send(d, u1, wqe_ud(0x10001, PVRDMA_SEND_SIGNALED, 1, u2->qpn,
+                            UD_QKEY, gid0, 1), &s, 1);
+    expect_cqe(d, d->scq, 0x10001, PVRDMA_WC_LOC_LEN_ERR, ANY_OPCODE, u1);
+    g_assert_cmpuint(qp_state(d, u1), ==, PVRDMA_QPS_SQE);
+    /* The receive queue of u1 still receives. */
+    post_recv1(d, u1, 0x10002, d->mem + PAGE, 256);
+    s.length = 8;
+    post_send(d, u2, wqe_ud(0x20001, PVRDMA_SEND_SIGNALED, 1, u1->qpn,
+                            UD_QKEY, gid0, 0), &s, 1);
+    expect_cqe(d, d->scq, 0x20001, PVRDMA_WC_SUCCESS, PVRDMA_WC_SEND, u2);
+    expect_ud_recv(d, d->rcq, 0x10002, u1, u2, 8);
+    /* SQE -> RTS, as the MAD layer does, and u1 sends again. */
+    a.qp_state = PVRDMA_QPS_RTS;
+    a.cur_qp_state = PVRDMA_QPS_SQE;
+    g_assert_cmpuint(modify_qp(d->pv, u1->handle, PVRDMA_QP_STATE |
+                               PVRDMA_QP_CUR_STATE, &a), ==, ERR_OK);
+    post_recv1(d, u2, 0x20002, d->mem + PAGE, 256);
+    post_send(d, u1, wqe_ud(0x10003, PVRDMA_SEND_SIGNALED, 1, u2->qpn,
+                            UD_QKEY, gid0, 1), &s, 1);
+    expect_cqe(d, d->scq, 0x10003, PVRDMA_WC_SUCCESS, PVRDMA_WC_SEND, u1);
+    expect_ud_recv(d, d->rcq, 0x20002, u2, u1, 8);
+    dp_free(d);
+}
+
+static void test_ud_gsi(void)
+{
+    Dp *d = dp_new();
+    PvQp *g = ud_qp(d, PVRDMA_QPT_GSI, GSI_QKEY);
+    PvQp *u = ud_qp(d, PVRDMA_QPT_UD, UD_QKEY);
+    uint64_t dst = d->mem + PAGE;
+    PvrdmaSge s = sge(d->mem, 256, d->lkey);
+
+    g_assert_cmpuint(g->qpn, ==, 1);
+    fill(d, d->mem, 256, 0x99);
+    /* A MAD from QP1 to QP1: Q_Key 0x80010000 is QP1's own (top bit). */
+    post_recv1(d, g, 0x1001, dst, 256 + GRH);
+    post_send(d, g, wqe_ud(0x1002, PVRDMA_SEND_SIGNALED, 1, 1, GSI_QKEY,
+                           gid0, 0), &s, 1);
+    expect_ud_recv(d, d->rcq, 0x1001, g, g, 256);
+    expect_cqe(d, d->scq, 0x1002, PVRDMA_WC_SUCCESS, PVRDMA_WC_SEND, g);
+    check_grh_ipv4(d, dst, gid0, gid0, 256);
+    check_fill(d, dst + GRH, 256, 0x99, 0);
+
+    /*
+     * A UD QP cannot use the controlled Q_Key: the top bit makes it use its
+     * own (0x1234), which QP1 refuses.
+     */
+    post_recv1(d, g, 0x1003, dst, 256 + GRH);
+    post_send(d, u, wqe_ud(0x2001, PVRDMA_SEND_SIGNALED, 1, 1, GSI_QKEY,
+                           gid0, 0), &s, 1);
+    expect_cqe(d, d->scq, 0x2001, PVRDMA_WC_SUCCESS, PVRDMA_WC_SEND, u);
+    expect_no_cqe(d, d->rcq);
+    /* QP1 answers a UD QP with that QP's Q_Key. */
+    post_recv1(d, u, 0x2002, dst, 256 + GRH);
+    post_send(d, g, wqe_ud(0x1004, PVRDMA_SEND_SIGNALED, 1, u->qpn, UD_QKEY,
+                           gid0, 1), &s, 1);
+    expect_ud_recv(d, d->rcq, 0x2002, u, g, 256);
+    expect_cqe(d, d->scq, 0x1004, PVRDMA_WC_SUCCESS, PVRDMA_WC_SEND, g);
+    check_grh_ipv4(d, dst, gid1, gid0, 256);
+    expect_no_cqe(d, d->rcq);
+    expect_no_event(d);
+    dp_free(d);
+}
+
+/* 3. Error statuses */
+
+static void test_err_bad_lkey(void)
+{
+    Dp *d = dp_new();
+    PvQp *a, *b;
+    PvrdmaSge s[2] = { sge(d->mem, 16, d->lkey),
+                       sge(d->mem, 16, d->lkey + 0x100) };
+
+    rc_pair(d, &a, &b, ACC_ALL, 12, 7);
+    post_recv1(d, b, 0xb0001, d->mem + PAGE, 256);
+    post_send(d, a, wqe(0xa0001, PVRDMA_WR_SEND, PVRDMA_SEND_SIGNALED, 2),
+              s, 2);
+    expect_cqe(d, d->scq, 0xa0001, PVRDMA_WC_LOC_PROT_ERR, ANY_OPCODE, a);
+    expect_no_cqe(d, d->rcq);
+    g_assert_cmpuint(pv_ring_count(d->pv, &b->rq), ==, 1);
+    expect_flushing(d, a, d->scq, 0xa0002);
+    g_assert_cmpuint(qp_state(d, b), ==, PVRDMA_QPS_RTS);
+    dp_free(d);
+}
+
+static void test_err_lkey_bounds(void)
+{
+    Dp *d = dp_new();
+    PvQp *a, *b;
+    uint64_t phys[1];
+    uint32_t ukey = user_mr(d, PVRDMA_ACCESS_LOCAL_WRITE, 0x5000, PAGE, 1,
+                            phys);
+    PvrdmaSge s = sge(0x5000 + PAGE - 8, 9, ukey);
+
+    rc_pair(d, &a, &b, ACC_ALL, 12, 7);
+    post_recv1(d, b, 0xb0001, d->mem + PAGE, 256);
+    post_send(d, a, wqe(0xa0001, PVRDMA_WR_SEND, PVRDMA_SEND_SIGNALED, 1),
+              &s, 1);
+    expect_cqe(d, d->scq, 0xa0001, PVRDMA_WC_LOC_PROT_ERR, ANY_OPCODE, a);
+    expect_no_cqe(d, d->rcq);
+    expect_flushing(d, a, d->scq, 0xa0002);
+    dp_free(d);
+}
+
+static void test_err_recv_too_small(void)
+{
+    Dp *d = dp_new();
+    PvQp *a, *b;
+    PvrdmaSge s = sge(d->mem, 100, d->lkey);
+
+    rc_pair(d, &a, &b, ACC_ALL, 12, 7);
+    post_recv1(d, b, 0xb0001, d->mem + PAGE, 10);
+    post_send(d, a, wqe(0xa0001, PVRDMA_WR_SEND, PVRDMA_SEND_SIGNALED, 1),
+              &s, 1);
+    expect_cqe(d, d->rcq, 0xb0001, PVRDMA_WC_LOC_LEN_ERR, ANY_OPCODE, b);
+    expect_cqe(d, d->scq, 0xa0001, PVRDMA_WC_REM_INV_REQ_ERR, ANY_OPCODE, a);
+    expect_flushing(d, a, d->scq, 0xa0002);
+    expect_flushing(d, b, d->scq, 0xb0002);
+    dp_free(d);
+}
+
+/* RDMA WRITE refused by the responder: REM_ACCESS_ERR + QP_ACCESS_ERR */
+static void remote_access_case(uint32_t b_access, bool user_lw_only,
+                               uint32_t rkey_delta, uint64_t len,
+                               uint32_t opcode)
+{
+    Dp *d = dp_new();
+    PvQp *a, *b;
+    uint64_t phys[1];
+    uint64_t raddr = d->mem + 4 * PAGE;
+    uint32_t rkey = d->lkey;
+    PvrdmaSge s = sge(d->mem, len, d->lkey);
+
+    rc_pair(d, &a, &b, b_access, 12, 7);
+    if (user_lw_only) {
+        rkey = user_mr(d, PVRDMA_ACCESS_LOCAL_WRITE |
+                       PVRDMA_ACCESS_REMOTE_READ, 0x9000, PAGE, 1, phys);
+        raddr = 0x9000;
+    }
+    qtest_memset(d->pv->qts, user_lw_only ? phys[0] : raddr, 0xee, 64);
+    if (opcode == PVRDMA_WR_ATOMIC_FETCH_AND_ADD) {
+        post_send(d, a, wqe_atomic(0xa0001, opcode, raddr, rkey + rkey_delta,
+                                   1, 0), &s, 1);
+    } else {
+        post_send(d, a, wqe_rdma(0xa0001, opcode, PVRDMA_SEND_SIGNALED, 1,
+                                 raddr, rkey + rkey_delta), &s, 1);
+    }
+    expect_cqe(d, d->scq, 0xa0001, PVRDMA_WC_REM_ACCESS_ERR, ANY_OPCODE, a);
+    expect_event(d, PVRDMA_EVENT_QP_ACCESS_ERR, b->handle);
+    if (opcode != PVRDMA_WR_RDMA_READ) {
+        check_byte(d, user_lw_only ? phys[0] : raddr, 64, 0xee);
+    }
+    expect_no_cqe(d, d->rcq);
+    expect_flushing(d, a, d->scq, 0xa0002);
+    g_assert_cmpuint(qp_state(d, b), ==, PVRDMA_QPS_ERR);
+    dp_free(d);
+}
+
+static void test_err_bad_rkey(void)
+{
+    remote_access_case(ACC_ALL, false, 0x100, 16, PVRDMA_WR_RDMA_WRITE);
+}
+
+static void test_err_mr_no_remote_write(void)
+{
+    remote_access_case(ACC_ALL, true, 0, 16, PVRDMA_WR_RDMA_WRITE);
+}
+
+static void test_err_rkey_bounds(void)
+{
+    /* 16 bytes at the start of a 4096-byte MR, but 4097 bytes long */
+    remote_access_case(ACC_ALL, true, 0, PAGE + 1, PVRDMA_WR_RDMA_READ);
+}
+
+static void test_err_qp_no_remote_write(void)
+{
+    remote_access_case(PVRDMA_ACCESS_LOCAL_WRITE | PVRDMA_ACCESS_REMOTE_READ,
+                       false, 0, 16, PVRDMA_WR_RDMA_WRITE);
+}
+
+static void test_err_qp_no_remote_read(void)
+{
+    remote_access_case(PVRDMA_ACCESS_LOCAL_WRITE | PVRDMA_ACCESS_REMOTE_WRITE,
+                       false, 0, 16, PVRDMA_WR_RDMA_READ);
+}
+
+static void test_err_qp_no_remote_atomic(void)
+{
+    remote_access_case(PVRDMA_ACCESS_LOCAL_WRITE | PVRDMA_ACCESS_REMOTE_WRITE,
+                       false, 0, 8, PVRDMA_WR_ATOMIC_FETCH_AND_ADD);
+}
+
+static void test_err_misaligned_atomic(void)
+{
+    Dp *d = dp_new();
+    PvQp *a, *b;
+    uint64_t word = d->mem + 4 * PAGE + 4;
+    PvrdmaSge s = sge(d->mem, 8, d->lkey);
+
+    rc_pair(d, &a, &b, ACC_ALL, 12, 7);
+    qtest_writeq(d->pv->qts, word, 5);
+    post_send(d, a, wqe_atomic(0xa0001, PVRDMA_WR_ATOMIC_FETCH_AND_ADD, word,
+                               d->lkey, 1, 0), &s, 1);
+    expect_cqe(d, d->scq, 0xa0001, PVRDMA_WC_REM_INV_REQ_ERR, ANY_OPCODE, a);
+    expect_event(d, PVRDMA_EVENT_QP_REQ_ERR, b->handle);
+    g_assert_cmphex(qtest_readq(d->pv->qts, word), ==, 5);
+    expect_flushing(d, a, d->scq, 0xa0002);
+    g_assert_cmpuint(qp_state(d, b), ==, PVRDMA_QPS_ERR);
+    dp_free(d);
+}
+
+static void test_err_no_dest_qp(void)
+{
+    Dp *d = dp_new();
+    QpSpec q = dp_spec(d, PVRDMA_QPT_RC, NULL, NULL);
+    PvQp *a = dp_qp(d, &q, 0, PVRDMA_ACCESS_LOCAL_WRITE);
+    PvQp *b = dp_qp(d, &q, 0, PVRDMA_ACCESS_LOCAL_WRITE);
+    PvrdmaSge s = sge(d->mem, 16, d->lkey);
+
+    /* To a QP number nobody has */
+    rc_connect(d, a, 700, ACC_ALL, 12, 7);
+    post_send(d, a, wqe(0xa0001, PVRDMA_WR_SEND, PVRDMA_SEND_SIGNALED, 1),
+              &s, 1);
+    expect_cqe(d, d->scq, 0xa0001, PVRDMA_WC_RETRY_EXC_ERR, ANY_OPCODE, a);
+    expect_flushing(d, a, d->scq, 0xa0002);
+
+    /* To a QP that was destroyed after the connection was made */
+    {
+        PvQp *c = dp_qp(d, &q, 0, PVRDMA_ACCESS_LOCAL_WRITE);
+
+        rc_connect(d, b, c->qpn, ACC_ALL, 12, 7);
+        rc_connect(d, c, b->qpn, ACC_ALL, 12, 7);
+        g_assert_cmpuint(destroy(d->pv, PVRDMA_CMD_DESTROY_QP, c->handle),
+                         ==, ERR_OK);
+    }
+    post_send(d, b, wqe_rdma(0xb0001, PVRDMA_WR_RDMA_WRITE,
+                             PVRDMA_SEND_SIGNALED, 1, d->mem + PAGE,
+                             d->lkey), &s, 1);
+    expect_cqe(d, d->scq, 0xb0001, PVRDMA_WC_RETRY_EXC_ERR, ANY_OPCODE, b);
+    expect_flushing(d, b, d->scq, 0xb0002);
+    expect_no_event(d);
+    dp_free(d);
+}
+
+/* Opcodes the device does not announce: LOC_QP_OP_ERR */
+static void test_err_unsupported_opcode_rc(void)
+{
+    static const uint32_t ops[] = {
+        PVRDMA_WR_LSO, PVRDMA_WR_RDMA_READ_WITH_INV,
+        PVRDMA_WR_MASKED_ATOMIC_CMP_AND_SWP,
+        PVRDMA_WR_MASKED_ATOMIC_FETCH_AND_ADD, PVRDMA_WR_BIND_MW,
+        PVRDMA_WR_REG_SIG_MR, PVRDMA_WR_ERROR, 0x1000,
+    };
+    Dp *d = dp_new();
+    PvrdmaSge s = sge(d->mem, 8, d->lkey);
+    size_t i;
+
+    for (i = 0; i < ARRAY_SIZE(ops); i++) {
+        PvQp *a, *b;
+
+        rc_pair(d, &a, &b, ACC_ALL, 12, 7);
+        post_recv1(d, b, 0xb0001, d->mem + PAGE, 64);
+        post_send(d, a, wqe_rdma(0xa0001 + i, ops[i], PVRDMA_SEND_SIGNALED,
+                                 1, d->mem + 2 * PAGE, d->lkey), &s, 1);
+        g_test_message("opcode %u", ops[i]);
+        expect_cqe(d, d->scq, 0xa0001 + i, PVRDMA_WC_LOC_QP_OP_ERR,
+                   ANY_OPCODE, a);
+        expect_no_cqe(d, d->rcq);
+        g_assert_cmpuint(pv_ring_count(d->pv, &b->rq), ==, 1);
+        expect_flushing(d, a, d->scq, 0xa1001 + i);
+        g_assert_cmpuint(qp_state(d, b), ==, PVRDMA_QPS_RTS);
+        pv_events(d->pv, NULL, 0);
+    }
+    dp_free(d);
+}
+
+/* LOCAL_INV of a key that is no fast-register MR's: LOC_PROT_ERR */
+static void test_err_local_inv_bad_key(void)
+{
+    Dp *d = dp_new();
+    PvQp *a, *b;
+    PvrdmaSqWqeHdr h = wqe(0xa0001, PVRDMA_WR_LOCAL_INV,
+                           PVRDMA_SEND_SIGNALED, 0);
+
+    rc_pair(d, &a, &b, ACC_ALL, 12, 7);
+    h.ex.invalidate_rkey = d->lkey;
+    post_send(d, a, h, NULL, 0);
+    expect_cqe(d, d->scq, 0xa0001, PVRDMA_WC_LOC_PROT_ERR, ANY_OPCODE, a);
+    expect_flushing(d, a, d->scq, 0xa0002);
+    g_assert_cmpuint(qp_state(d, b), ==, PVRDMA_QPS_RTS);
+    dp_free(d);
+}
+
+/* Memory management extensions: FAST_REG_MR, LOCAL_INV, SEND_WITH_INV */
+static PvrdmaSqWqeHdr wqe_fast_reg(uint64_t wr_id, uint64_t iova,
+                                   uint64_t pdir, uint32_t npages,
+                                   uint32_t length, uint32_t access,
+                                   uint32_t key)
+{
+    PvrdmaSqWqeHdr h = wqe(wr_id, PVRDMA_WR_FAST_REG_MR,
+                           PVRDMA_SEND_SIGNALED, 0);
+
+    h.wr.fast_reg.iova_start = iova;
+    h.wr.fast_reg.pl_pdir_dma = pdir;
+    h.wr.fast_reg.page_shift = 12;
+    h.wr.fast_reg.page_list_len = npages;
+    h.wr.fast_reg.length = length;
+    h.wr.fast_reg.access_flags = access;
+    h.wr.fast_reg.rkey = key;
+    return h;
+}
+
+static void test_rc_frmr(void)
+{
+    Dp *d = dp_new();
+    PvQp *a, *b, *a2, *b2;
+    PvrdmaCmdCreateMrResp r;
+    uint64_t pages[2] = { 0, 0 };
+    uint64_t pdir, iova = 0x40000000ull;
+    uint32_t key1, key2;
+    PvrdmaSge s = sge(d->mem, 16, d->lkey);
+    PvrdmaSqWqeHdr h;
+    PvrdmaCqe c;
+
+    rc_pair(d, &a, &b, ACC_ALL, 12, 7);
+    rc_pair(d, &a2, &b2, ACC_ALL, 12, 7);
+    fill(d, d->mem, 64, 0xc3);
+    g_assert_cmpuint(create_mr(d->pv, d->pd, PVRDMA_MR_FLAG_FRMR, 0, 0, 0,
+                               8, 0, &r), ==, ERR_OK);
+    pages[1] = galloc(d->pv, PAGE);
+    pages[0] = galloc(d->pv, PAGE);
+    pdir = make_pdir(d->pv, 2, pages);
+    /* The guest bumps the low byte of the key for each registration. */
+    key1 = (r.rkey & ~0xffu) | ((r.rkey + 1) & 0xff);
+    key2 = (r.rkey & ~0xffu) | ((r.rkey + 2) & 0xff);
+
+    /* Register on b's send queue, then a writes through the new key. */
+    post_send(d, b, wqe_fast_reg(0xb0001, iova + 0x100, pdir, 2,
+                                 2 * PAGE - 0x100, ACC_ALL, key1), NULL, 0);
+    c = expect_cqe(d, d->scq, 0xb0001, PVRDMA_WC_SUCCESS,
+                   PVRDMA_WC_FAST_REG_MR, b);
+    post_send(d, a, wqe_rdma(0xa0001, PVRDMA_WR_RDMA_WRITE,
+                             PVRDMA_SEND_SIGNALED, 1, iova + PAGE - 8, key1),
+              &s, 1);
+    expect_rc_success(d, d->scq, 0xa0001, PVRDMA_WC_RDMA_WRITE, 16, a);
+    check_fill(d, pages[0] + PAGE - 8, 8, 0xc3, 0);
+    check_fill(d, pages[1], 8, 0xc3, 8);
+
+    /* SEND_WITH_INV: b's receive reports the key it invalidated */
+    post_recv1(d, b, 0xb0002, d->mem + PAGE, 64);
+    h = wqe(0xa0002, PVRDMA_WR_SEND_WITH_INV, PVRDMA_SEND_SIGNALED, 1);
+    h.ex.invalidate_rkey = key1;
+    post_send(d, a, h, &s, 1);
+    c = expect_cqe(d, d->rcq, 0xb0002, PVRDMA_WC_SUCCESS, PVRDMA_WC_RECV, b);
+    g_assert_cmpuint(c.byte_len, ==, 16);
+    g_assert_cmphex(c.wc_flags & (PVRDMA_WC_WITH_INVALIDATE |
+                                  PVRDMA_WC_WITH_IMM), ==,
+                    PVRDMA_WC_WITH_INVALIDATE);
+    g_assert_cmphex(c.imm_data, ==, key1);
+    expect_rc_success(d, d->scq, 0xa0002, PVRDMA_WC_SEND, 16, a);
+
+    /* Registered again with key2; LOCAL_INV on b2 (same PD) */
+    post_send(d, b2, wqe_fast_reg(0xb2001, iova, pdir, 2, 2 * PAGE,
+                                  ACC_ALL, key2), NULL, 0);
+    expect_cqe(d, d->scq, 0xb2001, PVRDMA_WC_SUCCESS, PVRDMA_WC_FAST_REG_MR,
+               b2);
+    post_send(d, a2, wqe_rdma(0xa2001, PVRDMA_WR_RDMA_WRITE,
+                              PVRDMA_SEND_SIGNALED, 1, iova, key2), &s, 1);
+    expect_rc_success(d, d->scq, 0xa2001, PVRDMA_WC_RDMA_WRITE, 16, a2);
+    check_fill(d, pages[0], 16, 0xc3, 0);
+    h = wqe(0xb2002, PVRDMA_WR_LOCAL_INV, PVRDMA_SEND_SIGNALED, 0);
+    h.ex.invalidate_rkey = key2;
+    post_send(d, b2, h, NULL, 0);
+    expect_cqe(d, d->scq, 0xb2002, PVRDMA_WC_SUCCESS, PVRDMA_WC_LOCAL_INV,
+               b2);
+    /* The invalidated key is refused. */
+    post_send(d, a2, wqe_rdma(0xa2002, PVRDMA_WR_RDMA_WRITE,
+                              PVRDMA_SEND_SIGNALED, 1, iova, key2), &s, 1);
+    expect_cqe(d, d->scq, 0xa2002, PVRDMA_WC_REM_ACCESS_ERR, ANY_OPCODE, a2);
+    expect_event(d, PVRDMA_EVENT_QP_ACCESS_ERR, b2->handle);
+    /* So is the stale key1 */
+    post_send(d, a, wqe_rdma(0xa0003, PVRDMA_WR_RDMA_WRITE,
+                             PVRDMA_SEND_SIGNALED, 1, iova, key1), &s, 1);
+    expect_cqe(d, d->scq, 0xa0003, PVRDMA_WC_REM_ACCESS_ERR, ANY_OPCODE, a);
+    expect_event(d, PVRDMA_EVENT_QP_ACCESS_ERR, b->handle);
+    expect_no_cqe(d, d->scq);
+    expect_no_cqe(d, d->rcq);
+    dp_free(d);
+}
+
+static void test_err_rdma_write_ud(void)
+{
+    Dp *d = dp_new();
+    PvQp *u1 = ud_qp(d, PVRDMA_QPT_UD, UD_QKEY);
+    PvQp *u2 = ud_qp(d, PVRDMA_QPT_UD, UD_QKEY);
+    PvrdmaSge s = sge(d->mem, 16, d->lkey);
+    PvrdmaSqWqeHdr h = wqe_ud(0x10001, PVRDMA_SEND_SIGNALED, 1, u2->qpn,
+                              UD_QKEY, gid0, 0);
+
+    h.opcode = PVRDMA_WR_RDMA_WRITE;
+    post_recv1(d, u2, 0x20001, d->mem + PAGE, 256);
+    post_send(d, u1, h, &s, 1);
+    expect_cqe(d, d->scq, 0x10001, PVRDMA_WC_LOC_QP_OP_ERR, ANY_OPCODE, u1);
+    expect_no_cqe(d, d->rcq);
+    g_assert_cmpuint(qp_state(d, u1), !=, PVRDMA_QPS_RTS);
+    h.opcode = PVRDMA_WR_SEND;
+    h.wr_id = 0x10002;
+    post_send(d, u1, h, &s, 1);
+    expect_cqe(d, d->scq, 0x10002, PVRDMA_WC_WR_FLUSH_ERR, ANY_OPCODE, u1);
+    expect_no_cqe(d, d->rcq);
+    dp_free(d);
+}
+
+/* 4. Flush */
+
+static void test_flush(void)
+{
+    Dp *d = dp_new();
+    QpSpec q = dp_spec(d, PVRDMA_QPT_RC, NULL, NULL);
+    PvQp *a = dp_qp(d, &q, 0, PVRDMA_ACCESS_LOCAL_WRITE);
+    PvQp *b = dp_qp(d, &q, 0, PVRDMA_ACCESS_LOCAL_WRITE);
+    PvrdmaSge s = sge(d->mem, 16, d->lkey);
+    PvrdmaQpAttr at = { 0 };
+    int i;
+
+    /* Both QPs in RTR: sends are kept in the ring, receives posted. */
+    rc_connect(d, b, a->qpn, ACC_ALL, 12, 7);
+    at.qp_state = PVRDMA_QPS_INIT;
+    at.port_num = 1;
+    at.qp_access_flags = ACC_ALL;
+    g_assert_cmpuint(modify_qp(d->pv, a->handle, PVRDMA_QP_STATE |
+                               PVRDMA_QP_PKEY_INDEX | PVRDMA_QP_PORT |
+                               PVRDMA_QP_ACCESS_FLAGS, &at), ==, ERR_OK);
+    post_send(d, a, wqe(0xa0001, PVRDMA_WR_SEND, PVRDMA_SEND_SIGNALED, 1),
+              &s, 1);
+    post_send(d, a, wqe(0xa0002, PVRDMA_WR_SEND, 0, 1), &s, 1);
+    post_send(d, a, wqe_rdma(0xa0003, PVRDMA_WR_RDMA_WRITE,
+                             PVRDMA_SEND_SIGNALED, 1, d->mem, d->lkey),
+              &s, 1);
+    post_send(d, a, wqe_rdma(0xa0004, PVRDMA_WR_RDMA_READ,
+                             PVRDMA_SEND_SIGNALED, 1, d->mem, d->lkey),
+              &s, 1);
+    for (i = 1; i <= 3; i++) {
+        post_recv1(d, a, 0xa0100 + i, d->mem + PAGE, 64);
+    }
+    expect_no_cqe(d, d->scq);
+    expect_no_cqe(d, d->rcq);
+    g_assert_cmpuint(pv_ring_count(d->pv, &a->sq), ==, 4);
+    g_assert_cmpuint(pv_ring_count(d->pv, &a->rq), ==, 3);
+
+    g_assert_cmpuint(modify_state(d, a, PVRDMA_QPS_ERR), ==, ERR_OK);
+    expect_cqe(d, d->scq, 0xa0001, PVRDMA_WC_WR_FLUSH_ERR, ANY_OPCODE, a);
+    expect_cqe(d, d->scq, 0xa0002, PVRDMA_WC_WR_FLUSH_ERR, ANY_OPCODE, a);
+    expect_cqe(d, d->scq, 0xa0003, PVRDMA_WC_WR_FLUSH_ERR, ANY_OPCODE, a);
+    expect_cqe(d, d->scq, 0xa0004, PVRDMA_WC_WR_FLUSH_ERR, ANY_OPCODE, a);
+    for (i = 1; i <= 3; i++) {
+        expect_cqe(d, d->rcq, 0xa0100 + i, PVRDMA_WC_WR_FLUSH_ERR,
+                   ANY_OPCODE, a);
+    }
+    expect_no_cqe(d, d->scq);
+    expect_no_cqe(d, d->rcq);
+    g_assert_cmpuint(pv_ring_count(d->pv, &a->sq), ==, 0);
+    g_assert_cmpuint(pv_ring_count(d->pv, &a->rq), ==, 0);
+    g_assert_cmpuint(qp_state(d, a), ==, PVRDMA_QPS_ERR);
+
+    /* WRs posted in ERR are flushed at once. */
+    post_recv1(d, a, 0xa0201, d->mem + PAGE, 64);
+    expect_cqe(d, d->rcq, 0xa0201, PVRDMA_WC_WR_FLUSH_ERR, ANY_OPCODE, a);
+    post_send(d, a, wqe(0xa0005, PVRDMA_WR_SEND, 0, 1), &s, 1);
+    expect_cqe(d, d->scq, 0xa0005, PVRDMA_WC_WR_FLUSH_ERR, ANY_OPCODE, a);
+
+    /* An RTS QP with posted receives, moved to ERR: same */
+    post_recv1(d, b, 0xb0101, d->mem + PAGE, 64);
+    post_recv1(d, b, 0xb0102, d->mem + PAGE, 64);
+    g_assert_cmpuint(modify_state(d, b, PVRDMA_QPS_ERR), ==, ERR_OK);
+    expect_cqe(d, d->rcq, 0xb0101, PVRDMA_WC_WR_FLUSH_ERR, ANY_OPCODE, b);
+    expect_cqe(d, d->rcq, 0xb0102, PVRDMA_WC_WR_FLUSH_ERR, ANY_OPCODE, b);
+    expect_no_cqe(d, d->scq);
+    expect_no_cqe(d, d->rcq);
+    expect_no_event(d);
+    dp_free(d);
+}
+
+/* 5. RNR */
+
+static void test_rnr_no_retry(void)
+{
+    Dp *d = dp_new();
+    PvQp *a, *b;
+    PvrdmaSge s = sge(d->mem, 16, d->lkey);
+
+    rc_pair(d, &a, &b, ACC_ALL, 1, 0);
+    post_send(d, a, wqe(0xa0001, PVRDMA_WR_SEND, PVRDMA_SEND_SIGNALED, 1),
+              &s, 1);
+    expect_cqe(d, d->scq, 0xa0001, PVRDMA_WC_RNR_RETRY_EXC_ERR, ANY_OPCODE,
+               a);
+    expect_no_cqe(d, d->rcq);
+    expect_flushing(d, a, d->scq, 0xa0002);
+    /* The responder is not at fault. */
+    g_assert_cmpuint(qp_state(d, b), ==, PVRDMA_QPS_RTS);
+    dp_free(d);
+}
+
+static void test_rnr_retry_exhausted(void)
+{
+    Dp *d = dp_new();
+    PvQp *a, *b;
+    PvrdmaSge s = sge(d->mem, 16, d->lkey);
+    const int64_t period = 10 * 1000;        /* min_rnr_timer 1: 0.01 ms */
+    int i;
+
+    rc_pair(d, &a, &b, ACC_ALL, 1, 3);
+    post_send(d, a, wqe(0xa0001, PVRDMA_WR_SEND, PVRDMA_SEND_SIGNALED, 1),
+              &s, 1);
+    /* A second WR waits behind the first. */
+    post_send(d, a, wqe_rdma(0xa0002, PVRDMA_WR_RDMA_WRITE,
+                             PVRDMA_SEND_SIGNALED, 1, d->mem + PAGE,
+                             d->lkey), &s, 1);
+    expect_no_cqe(d, d->scq);
+    /* Three retries: nothing before the third has failed. */
+    for (i = 0; i < 2; i++) {
+        qtest_clock_step(d->pv->qts, period);
+        expect_no_cqe(d, d->scq);
+    }
+    g_assert_cmpuint(qp_state(d, a), ==, PVRDMA_QPS_RTS);
+    qtest_clock_step(d->pv->qts, period);
+    expect_cqe(d, d->scq, 0xa0001, PVRDMA_WC_RNR_RETRY_EXC_ERR, ANY_OPCODE,
+               a);
+    expect_cqe(d, d->scq, 0xa0002, PVRDMA_WC_WR_FLUSH_ERR, ANY_OPCODE, a);
+    expect_no_cqe(d, d->rcq);
+    expect_flushing(d, a, d->scq, 0xa0003);
+    /* Nothing is left armed. */
+    qtest_clock_step(d->pv->qts, 100 * period);
+    expect_no_cqe(d, d->scq);
+    dp_free(d);
+}
+
+static void test_rnr_recv_posted(void)
+{
+    Dp *d = dp_new();
+    PvQp *a, *b;
+    PvrdmaSge s = sge(d->mem, 16, d->lkey);
+    int i;
+
+    fill(d, d->mem, 16, 0xab);
+    /* rnr_retry 7: retry forever; timer 31: 491.52 ms */
+    rc_pair(d, &a, &b, ACC_ALL, 31, 7);
+    post_send(d, a, wqe(0xa0001, PVRDMA_WR_SEND, PVRDMA_SEND_SIGNALED, 1),
+              &s, 1);
+    post_send(d, a, wqe_rdma(0xa0002, PVRDMA_WR_RDMA_WRITE,
+                             PVRDMA_SEND_SIGNALED, 1, d->mem + 2 * PAGE,
+                             d->lkey), &s, 1);
+    for (i = 0; i < 10; i++) {
+        qtest_clock_step(d->pv->qts, 500 * 1000 * 1000);
+        expect_no_cqe(d, d->scq);
+    }
+    g_assert_cmpuint(qp_state(d, a), ==, PVRDMA_QPS_RTS);
+    /* A receive posted now is found without waiting for the timer. */
+    post_recv1(d, b, 0xb0001, d->mem + PAGE, 64);
+    expect_recv(d, d->rcq, 0xb0001, PVRDMA_WC_RECV, 16, b, a, 0, 0);
+    expect_rc_success(d, d->scq, 0xa0001, PVRDMA_WC_SEND, 16, a);
+    check_fill(d, d->mem + PAGE, 16, 0xab, 0);
+    /* The WR behind it goes on. */
+    main_loop_run(d);
+    expect_rc_success(d, d->scq, 0xa0002, PVRDMA_WC_RDMA_WRITE, 16, a);
+    check_fill(d, d->mem + 2 * PAGE, 16, 0xab, 0);
+    qtest_clock_step(d->pv->qts, 1000ll * 1000 * 1000);
+    expect_no_cqe(d, d->scq);
+    expect_no_cqe(d, d->rcq);
+    g_assert_cmpuint(qp_state(d, a), ==, PVRDMA_QPS_RTS);
+    g_assert_cmpuint(qp_state(d, b), ==, PVRDMA_QPS_RTS);
+    dp_free(d);
+}
+
+static void test_rnr_timer_delivers(void)
+{
+    Dp *d = dp_new();
+    PvQp *a, *b;
+    PvrdmaSge s = sge(d->mem, 16, d->lkey);
+
+    /*
+     * The receive is written into the ring without a doorbell: only the
+     * RNR timer's retry can find it.
+     */
+    rc_pair(d, &a, &b, ACC_ALL, 1, 3);
+    post_send(d, a, wqe(0xa0001, PVRDMA_WR_SEND, PVRDMA_SEND_SIGNALED, 1),
+              &s, 1);
+    expect_no_cqe(d, d->scq);
+    {
+        PvrdmaSge r = sge(d->mem + PAGE, 64, d->lkey);
+
+        pv_rq_put(d->pv, &b->rq, 0xb0001, 1, &r, 1);
+    }
+    qtest_clock_step(d->pv->qts, 10 * 1000);
+    expect_recv(d, d->rcq, 0xb0001, PVRDMA_WC_RECV, 16, b, a, 0, 0);
+    expect_rc_success(d, d->scq, 0xa0001, PVRDMA_WC_SEND, 16, a);
+    dp_free(d);
+}
+
+/* 6. SRQ */
+
+static uint32_t query_srq_limit(Dp *d, PvSrq *srq)
+{
+    PvrdmaCmdQuerySrq c = { .hdr.cmd = PVRDMA_CMD_QUERY_SRQ,
+                            .srq_handle = srq->handle };
+    PvrdmaCmdQuerySrqResp r;
+
+    g_assert_cmpuint(CMD(d->pv, c, &r), ==, ERR_OK);
+    return r.attrs.srq_limit;
+}
+
+static uint32_t modify_srq_limit(Dp *d, PvSrq *srq, uint32_t limit)
+{
+    PvrdmaCmdModifySrq c = { .hdr.cmd = PVRDMA_CMD_MODIFY_SRQ,
+                             .srq_handle = srq->handle,
+                             .attr_mask = PVRDMA_SRQ_LIMIT,
+                             .attrs.srq_limit = limit };
+
+    return CMD_NR(d->pv, c);
+}
+
+static void srq_post(Dp *d, PvSrq *srq, uint64_t wr_id, uint64_t addr)
+{
+    PvrdmaSge s = sge(addr, 64, d->lkey);
+
+    pv_rq_put(d->pv, &srq->ring, wr_id, 1, &s, 1);
+    pv_srq_db(d->pv, srq);
+}
+
+static void test_srq(void)
+{
+    Dp *d = dp_new();
+    PvSrq *srq = pv_srq_new(d->pv, d->pd, 16, 2, 0);
+    QpSpec q = dp_spec(d, PVRDMA_QPT_RC, NULL, NULL);
+    QpSpec qs = q;
+    PvQp *a1, *a2, *b1, *b2;
+    PvrdmaSge s = sge(d->mem, 16, d->lkey);
+    int i;
+
+    qs.is_srq = true;
+    qs.srq = srq->handle;
+    qs.recv_wr = 0;
+    qs.recv_sge = 0;
+    a1 = dp_qp(d, &q, 0, PVRDMA_ACCESS_LOCAL_WRITE);
+    a2 = dp_qp(d, &q, 0, PVRDMA_ACCESS_LOCAL_WRITE);
+    b1 = dp_qp(d, &qs, 0, PVRDMA_ACCESS_LOCAL_WRITE);
+    b2 = dp_qp(d, &qs, 0, PVRDMA_ACCESS_LOCAL_WRITE);
+    rc_connect(d, a1, b1->qpn, ACC_ALL, 12, 0);
+    rc_connect(d, b1, a1->qpn, ACC_ALL, 12, 7);
+    rc_connect(d, a2, b2->qpn, ACC_ALL, 12, 0);
+    rc_connect(d, b2, a2->qpn, ACC_ALL, 12, 7);
+    fill(d, d->mem, 16, 0x5a);
+
+    for (i = 0; i < 4; i++) {
+        srq_post(d, srq, 0x5000 + i, d->mem + PAGE + i * 64);
+    }
+    /* Both QPs take their receives from the SRQ, in order. */
+    post_send(d, a1, wqe(0xa1001, PVRDMA_WR_SEND, PVRDMA_SEND_SIGNALED, 1),
+              &s, 1);
+    expect_recv(d, d->rcq, 0x5000, PVRDMA_WC_RECV, 16, b1, a1, 0, 0);
+    expect_rc_success(d, d->scq, 0xa1001, PVRDMA_WC_SEND, 16, a1);
+    post_send(d, a2, wqe(0xa2001, PVRDMA_WR_SEND, PVRDMA_SEND_SIGNALED, 1),
+              &s, 1);
+    expect_recv(d, d->rcq, 0x5001, PVRDMA_WC_RECV, 16, b2, a2, 0, 0);
+    expect_rc_success(d, d->scq, 0xa2001, PVRDMA_WC_SEND, 16, a2);
+    check_fill(d, d->mem + PAGE, 16, 0x5a, 0);
+    check_fill(d, d->mem + PAGE + 64, 16, 0x5a, 0);
+    g_assert_cmpuint(pv_ring_count(d->pv, &srq->ring), ==, 2);
+    expect_no_event(d);
+
+    /* Limit 2 with 2 posted: one more receive falls below it. */
+    g_assert_cmpuint(modify_srq_limit(d, srq, 2), ==, ERR_OK);
+    g_assert_cmpuint(query_srq_limit(d, srq), ==, 2);
+    post_send(d, a1, wqe(0xa1002, PVRDMA_WR_SEND, PVRDMA_SEND_SIGNALED, 1),
+              &s, 1);
+    expect_recv(d, d->rcq, 0x5002, PVRDMA_WC_RECV, 16, b1, a1, 0, 0);
+    expect_rc_success(d, d->scq, 0xa1002, PVRDMA_WC_SEND, 16, a1);
+    expect_event(d, PVRDMA_EVENT_SRQ_LIMIT_REACHED, srq->handle);
+    /* The event disarms the limit: once only. */
+    g_assert_cmpuint(query_srq_limit(d, srq), ==, 0);
+    post_send(d, a2, wqe(0xa2002, PVRDMA_WR_SEND, PVRDMA_SEND_SIGNALED, 1),
+              &s, 1);
+    expect_recv(d, d->rcq, 0x5003, PVRDMA_WC_RECV, 16, b2, a2, 0, 0);
+    expect_rc_success(d, d->scq, 0xa2002, PVRDMA_WC_SEND, 16, a2);
+    expect_no_event(d);
+    g_assert_cmpuint(pv_ring_count(d->pv, &srq->ring), ==, 0);
+
+    /* Re-armed by MODIFY_SRQ */
+    for (i = 0; i < 4; i++) {
+        srq_post(d, srq, 0x5100 + i, d->mem + PAGE + i * 64);
+    }
+    g_assert_cmpuint(modify_srq_limit(d, srq, 3), ==, ERR_OK);
+    post_send(d, a1, wqe(0xa1003, PVRDMA_WR_SEND, PVRDMA_SEND_SIGNALED, 1),
+              &s, 1);
+    expect_recv(d, d->rcq, 0x5100, PVRDMA_WC_RECV, 16, b1, a1, 0, 0);
+    expect_rc_success(d, d->scq, 0xa1003, PVRDMA_WC_SEND, 16, a1);
+    expect_no_event(d);                     /* 3 left: not below 3 */
+    post_send(d, a2, wqe(0xa2003, PVRDMA_WR_SEND, PVRDMA_SEND_SIGNALED, 1),
+              &s, 1);
+    expect_recv(d, d->rcq, 0x5101, PVRDMA_WC_RECV, 16, b2, a2, 0, 0);
+    expect_rc_success(d, d->scq, 0xa2003, PVRDMA_WC_SEND, 16, a2);
+    expect_event(d, PVRDMA_EVENT_SRQ_LIMIT_REACHED, srq->handle);
+
+    /* Empty SRQ: RNR for the sender (rnr_retry 0) */
+    post_send(d, a1, wqe(0xa1004, PVRDMA_WR_SEND, PVRDMA_SEND_SIGNALED, 1),
+              &s, 1);
+    expect_recv(d, d->rcq, 0x5102, PVRDMA_WC_RECV, 16, b1, a1, 0, 0);
+    expect_rc_success(d, d->scq, 0xa1004, PVRDMA_WC_SEND, 16, a1);
+    post_send(d, a1, wqe(0xa1005, PVRDMA_WR_SEND, PVRDMA_SEND_SIGNALED, 1),
+              &s, 1);
+    expect_recv(d, d->rcq, 0x5103, PVRDMA_WC_RECV, 16, b1, a1, 0, 0);
+    expect_rc_success(d, d->scq, 0xa1005, PVRDMA_WC_SEND, 16, a1);
+    post_send(d, a1, wqe(0xa1006, PVRDMA_WR_SEND, PVRDMA_SEND_SIGNALED, 1),
+              &s, 1);
+    expect_cqe(d, d->scq, 0xa1006, PVRDMA_WC_RNR_RETRY_EXC_ERR, ANY_OPCODE,
+               a1);
+    expect_no_cqe(d, d->rcq);
+    expect_no_event(d);
+
+    /*
+     * A QP on an SRQ that goes to ERR: QP_LAST_WQE_REACHED, and the SRQ's
+     * receives stay for the other QP.
+     */
+    srq_post(d, srq, 0x5200, d->mem + PAGE);
+    {
+        PvrdmaCmdModifyQp m = { .hdr.cmd = PVRDMA_CMD_MODIFY_QP,
+                                .qp_handle = b1->handle,
+                                .attr_mask = PVRDMA_QP_STATE,
+                                .attrs.qp_state = PVRDMA_QPS_ERR };
+
+        g_assert_cmpuint(pv_cmd_quiet(d->pv, &m, sizeof(m), NULL, 0), ==,
+                         ERR_OK);
+    }
+    expect_event(d, PVRDMA_EVENT_QP_LAST_WQE_REACHED, b1->handle);
+    expect_no_cqe(d, d->rcq);
+    g_assert_cmpuint(pv_ring_count(d->pv, &srq->ring), ==, 1);
+    post_send(d, a2, wqe(0xa2004, PVRDMA_WR_SEND, PVRDMA_SEND_SIGNALED, 1),
+              &s, 1);
+    expect_recv(d, d->rcq, 0x5200, PVRDMA_WC_RECV, 16, b2, a2, 0, 0);
+    expect_rc_success(d, d->scq, 0xa2004, PVRDMA_WC_SEND, 16, a2);
+    expect_no_event(d);
+    pv_srq_free(srq);
+    dp_free(d);
+}
+
+static void test_srq_rnr_wakeup(void)
+{
+    Dp *d = dp_new();
+    PvSrq *srq = pv_srq_new(d->pv, d->pd, 16, 2, 0);
+    QpSpec q = dp_spec(d, PVRDMA_QPT_RC, NULL, NULL);
+    QpSpec qs = q;
+    PvQp *a, *b;
+    PvrdmaSge s = sge(d->mem, 16, d->lkey);
+
+    qs.is_srq = true;
+    qs.srq = srq->handle;
+    a = dp_qp(d, &q, 0, PVRDMA_ACCESS_LOCAL_WRITE);
+    b = dp_qp(d, &qs, 0, PVRDMA_ACCESS_LOCAL_WRITE);
+    rc_connect(d, a, b->qpn, ACC_ALL, 12, 7);
+    rc_connect(d, b, a->qpn, ACC_ALL, 31, 7);
+    post_send(d, a, wqe(0xa0001, PVRDMA_WR_SEND, PVRDMA_SEND_SIGNALED, 1),
+              &s, 1);
+    expect_no_cqe(d, d->scq);
+    /* The SRQ doorbell wakes the sender stalled on it. */
+    srq_post(d, srq, 0x5000, d->mem + PAGE);
+    expect_recv(d, d->rcq, 0x5000, PVRDMA_WC_RECV, 16, b, a, 0, 0);
+    expect_rc_success(d, d->scq, 0xa0001, PVRDMA_WC_SEND, 16, a);
+    pv_srq_free(srq);
+    dp_free(d);
+}
+
+/* 7. CQ overrun and notifications */
+
+static void test_cq_overrun(void)
+{
+    Dp *d = dp_new();
+    PvCq *small = dp_cq(d, 2);
+    QpSpec q = dp_spec(d, PVRDMA_QPT_RC, small, NULL);
+    PvQp *a = dp_qp(d, &q, 1, PVRDMA_ACCESS_LOCAL_WRITE);
+    PvQp *b = dp_qp(d, &q, 0, PVRDMA_ACCESS_LOCAL_WRITE);
+    PvrdmaSge s = sge(d->mem, 16, d->lkey);
+    PvrdmaCqe c;
+    int i;
+
+    rc_connect(d, a, b->qpn, ACC_ALL, 12, 7);
+    rc_connect(d, b, a->qpn, ACC_ALL, 12, 7);
+    rd(d->pv, PVRDMA_REG_ICR);
+    for (i = 1; i <= 2; i++) {
+        post_send(d, a, wqe_rdma(0xa0000 + i, PVRDMA_WR_RDMA_WRITE, 0, 1,
+                                 d->mem + PAGE, d->lkey), &s, 1);
+    }
+    g_assert_cmpuint(pv_ring_count(d->pv, &small->ring), ==, 2);
+    expect_no_event(d);
+    g_assert_cmphex(rd(d->pv, PVRDMA_REG_ICR), ==, 0);
+    /* The third completion has no room. */
+    post_send(d, a, wqe_rdma(0xa0003, PVRDMA_WR_RDMA_WRITE, 0, 1,
+                             d->mem + PAGE, d->lkey), &s, 1);
+    g_assert_cmphex(rd(d->pv, PVRDMA_REG_ICR), ==, PVRDMA_INTR_CAUSE_ASYNC);
+    expect_event(d, PVRDMA_EVENT_CQ_ERR, small->handle);
+    g_assert_cmpuint(pv_ring_prod(d->pv, &small->ring), ==, 2);
+    g_assert_cmpuint(pv_ring_cons(d->pv, &small->ring), ==, 0);
+    /* Nothing was overwritten. */
+    qtest_memread(d->pv->qts, pv_ring_slot(&small->ring, 0), &c, sizeof(c));
+    g_assert_cmphex(c.wr_id, ==, 0xa0001);
+    qtest_memread(d->pv->qts, pv_ring_slot(&small->ring, 1), &c, sizeof(c));
+    g_assert_cmphex(c.wr_id, ==, 0xa0002);
+    post_send(d, a, wqe_rdma(0xa0004, PVRDMA_WR_RDMA_WRITE, 0, 1,
+                             d->mem + PAGE, d->lkey), &s, 1);
+    g_assert_cmpuint(pv_ring_prod(d->pv, &small->ring), ==, 2);
+    expect_cqe(d, small, 0xa0001, PVRDMA_WC_SUCCESS, PVRDMA_WC_RDMA_WRITE, a);
+    expect_cqe(d, small, 0xa0002, PVRDMA_WC_SUCCESS, PVRDMA_WC_RDMA_WRITE, a);
+    expect_no_cqe(d, small);
+    pv_cq_free(small);
+    dp_free(d);
+}
+
+static void test_cq_overrun_one(void)
+{
+    Dp *d = dp_new();
+    PvCq *one = dp_cq(d, 1);
+    QpSpec q = dp_spec(d, PVRDMA_QPT_RC, NULL, one);
+    PvQp *a = dp_qp(d, &q, 0, PVRDMA_ACCESS_LOCAL_WRITE);
+    PvQp *b = dp_qp(d, &q, 0, PVRDMA_ACCESS_LOCAL_WRITE);
+    PvrdmaSge s = sge(d->mem, 16, d->lkey);
+    PvrdmaCqe c;
+
+    rc_connect(d, a, b->qpn, ACC_ALL, 12, 7);
+    rc_connect(d, b, a->qpn, ACC_ALL, 12, 7);
+    post_recv1(d, b, 0xb0001, d->mem + PAGE, 64);
+    post_recv1(d, b, 0xb0002, d->mem + PAGE, 64);
+    post_send(d, a, wqe(0xa0001, PVRDMA_WR_SEND, 0, 1), &s, 1);
+    expect_no_event(d);
+    post_send(d, a, wqe(0xa0002, PVRDMA_WR_SEND, 0, 1), &s, 1);
+    expect_event(d, PVRDMA_EVENT_CQ_ERR, one->handle);
+    g_assert_cmpuint(pv_ring_prod(d->pv, &one->ring), ==, 1);
+    qtest_memread(d->pv->qts, pv_ring_slot(&one->ring, 0), &c, sizeof(c));
+    g_assert_cmphex(c.wr_id, ==, 0xb0001);
+    pv_cq_free(one);
+    dp_free(d);
+}
+
+static void expect_cq_notification(Dp *d, PvCq *cq)
+{
+    uint32_t h[4];
+
+    g_assert_cmpuint(pv_cq_notifications(d->pv, h, 4), ==, 1);
+    g_assert_cmpuint(h[0], ==, cq->handle);
+    g_assert_cmphex(rd(d->pv, PVRDMA_REG_ICR), ==, PVRDMA_INTR_CAUSE_CQ);
+}
+
+static void expect_no_cq_notification(Dp *d)
+{
+    uint32_t h;
+
+    if (pv_cq_notifications(d->pv, &h, 1)) {
+        fail("unexpected notification for CQ %u", h);
+    }
+    g_assert_cmphex(rd(d->pv, PVRDMA_REG_ICR) & PVRDMA_INTR_CAUSE_CQ, ==, 0);
+}
+
+static void test_cq_notify(void)
+{
+    Dp *d = dp_new();
+    PvQp *a, *b;
+    PvrdmaSge s = sge(d->mem, 16, d->lkey);
+
+    rc_pair(d, &a, &b, ACC_ALL, 12, 0);
+    rd(d->pv, PVRDMA_REG_ICR);
+
+    /* Unarmed: completions, no notification */
+    post_recv1(d, b, 0xb0001, d->mem + PAGE, 64);
+    post_send(d, a, wqe(0xa0001, PVRDMA_WR_SEND, PVRDMA_SEND_SIGNALED, 1),
+              &s, 1);
+    expect_cqe(d, d->rcq, 0xb0001, PVRDMA_WC_SUCCESS, PVRDMA_WC_RECV, b);
+    expect_cqe(d, d->scq, 0xa0001, PVRDMA_WC_SUCCESS, PVRDMA_WC_SEND, a);
+    expect_no_cq_notification(d);
+
+    /* ARM: the next CQE notifies, once */
+    pv_cq_db(d->pv, d->rcq, PVRDMA_UAR_CQ_ARM);
+    expect_no_cq_notification(d);
+    post_recv1(d, b, 0xb0002, d->mem + PAGE, 64);
+    post_recv1(d, b, 0xb0003, d->mem + PAGE, 64);
+    post_send(d, a, wqe(0xa0002, PVRDMA_WR_SEND, PVRDMA_SEND_SIGNALED, 1),
+              &s, 1);
+    expect_cq_notification(d, d->rcq);
+    post_send(d, a, wqe(0xa0003, PVRDMA_WR_SEND, PVRDMA_SEND_SIGNALED, 1),
+              &s, 1);
+    expect_no_cq_notification(d);
+    expect_cqe(d, d->rcq, 0xb0002, PVRDMA_WC_SUCCESS, PVRDMA_WC_RECV, b);
+    expect_cqe(d, d->rcq, 0xb0003, PVRDMA_WC_SUCCESS, PVRDMA_WC_RECV, b);
+    expect_cqe(d, d->scq, 0xa0002, PVRDMA_WC_SUCCESS, PVRDMA_WC_SEND, a);
+    expect_cqe(d, d->scq, 0xa0003, PVRDMA_WC_SUCCESS, PVRDMA_WC_SEND, a);
+    /* POLL alone arms nothing */
+    pv_cq_db(d->pv, d->rcq, PVRDMA_UAR_CQ_POLL);
+    post_recv1(d, b, 0xb0004, d->mem + PAGE, 64);
+    post_send(d, a, wqe(0xa0004, PVRDMA_WR_SEND, 0, 1), &s, 1);
+    expect_cqe(d, d->rcq, 0xb0004, PVRDMA_WC_SUCCESS, PVRDMA_WC_RECV, b);
+    expect_no_cq_notification(d);
+
+    /* ARM_SOL: an unsolicited receive and a send completion do not notify */
+    pv_cq_db(d->pv, d->rcq, PVRDMA_UAR_CQ_ARM_SOL);
+    pv_cq_db(d->pv, d->scq, PVRDMA_UAR_CQ_ARM_SOL);
+    post_recv1(d, b, 0xb0005, d->mem + PAGE, 64);
+    post_send(d, a, wqe(0xa0005, PVRDMA_WR_SEND, PVRDMA_SEND_SIGNALED, 1),
+              &s, 1);
+    expect_cqe(d, d->rcq, 0xb0005, PVRDMA_WC_SUCCESS, PVRDMA_WC_RECV, b);
+    expect_cqe(d, d->scq, 0xa0005, PVRDMA_WC_SUCCESS, PVRDMA_WC_SEND, a);
+    expect_no_cq_notification(d);
+    /* ... a solicited one does (on the receive CQ only) */
+    post_recv1(d, b, 0xb0006, d->mem + PAGE, 64);
+    post_send(d, a, wqe(0xa0006, PVRDMA_WR_SEND, PVRDMA_SEND_SIGNALED |
+                        PVRDMA_SEND_SOLICITED, 1), &s, 1);
+    expect_cq_notification(d, d->rcq);
+    expect_cqe(d, d->rcq, 0xb0006, PVRDMA_WC_SUCCESS, PVRDMA_WC_RECV, b);
+    expect_cqe(d, d->scq, 0xa0006, PVRDMA_WC_SUCCESS, PVRDMA_WC_SEND, a);
+    /* ... and so does an error (the send CQ is still armed solicited) */
+    post_send(d, a, wqe(0xa0007, PVRDMA_WR_SEND, PVRDMA_SEND_SIGNALED, 1),
+              &s, 1);         /* no receive, rnr_retry 0 */
+    expect_cq_notification(d, d->scq);
+    expect_cqe(d, d->scq, 0xa0007, PVRDMA_WC_RNR_RETRY_EXC_ERR, ANY_OPCODE,
+               a);
+    expect_no_cqe(d, d->scq);
+    expect_no_cqe(d, d->rcq);
+    expect_no_event(d);
+    dp_free(d);
+}
+
+/*
+ * IBA 11.4.2.2 (and every Linux provider: rxe, siw, mlx): a request for
+ * solicited-only notification does not narrow a CQ already armed for the
+ * next completion.
+ */
+static void test_cq_arm_next_then_sol(void)
+{
+    Dp *d = dp_new();
+    PvQp *a, *b;
+    PvrdmaSge s = sge(d->mem, 16, d->lkey);
+
+    rc_pair(d, &a, &b, ACC_ALL, 12, 0);
+    rd(d->pv, PVRDMA_REG_ICR);
+    pv_cq_db(d->pv, d->rcq, PVRDMA_UAR_CQ_ARM);
+    pv_cq_db(d->pv, d->rcq, PVRDMA_UAR_CQ_ARM_SOL);
+    post_recv1(d, b, 0xb0001, d->mem + PAGE, 64);
+    post_send(d, a, wqe(0xa0001, PVRDMA_WR_SEND, 0, 1), &s, 1);
+    expect_cqe(d, d->rcq, 0xb0001, PVRDMA_WC_SUCCESS, PVRDMA_WC_RECV, b);
+    expect_cq_notification(d, d->rcq);
+    dp_free(d);
+}
+
+/* MSI-X: each vector's message goes to a word of guest RAM. */
+static uint64_t msix_to_ram(Dp *d)
+{
+    QPCIDevice *dev = d->pv->dev;
+    uint64_t words = galloc(d->pv, PAGE);
+    int v;
+
+    /* pv_cmd() expects ICR = RESPONSE unless IMR masks it; MSI-X: none */
+    wr(d->pv, PVRDMA_REG_IMR, PVRDMA_INTR_CAUSE_RESPONSE);
+    qpci_msix_enable(dev);
+    for (v = 0; v < PVRDMA_MSIX_VECTORS; v++) {
+        uint64_t off = dev->msix_table_off + v * PCI_MSIX_ENTRY_SIZE;
+
+        qpci_io_writel(dev, dev->msix_table_bar,
+                       off + PCI_MSIX_ENTRY_LOWER_ADDR, words + 4 * v);
+        qpci_io_writel(dev, dev->msix_table_bar,
+                       off + PCI_MSIX_ENTRY_UPPER_ADDR, words >> 32);
+        qpci_io_writel(dev, dev->msix_table_bar, off + PCI_MSIX_ENTRY_DATA,
+                       0x100 + v);
+        qpci_io_writel(dev, dev->msix_table_bar,
+                       off + PCI_MSIX_ENTRY_VECTOR_CTRL, 0);
+    }
+    return words;
+}
+
+static void expect_msix(Dp *d, uint64_t words, uint32_t vector, bool fired)
+{
+    uint32_t v = qtest_readl(d->pv->qts, words + 4 * vector);
+
+    g_assert_cmphex(v, ==, fired ? 0x100 + vector : 0);
+    qtest_writel(d->pv->qts, words + 4 * vector, 0);
+}
+
+static void test_cq_notify_msix(void)
+{
+    Dp *d = dp_new();
+    PvCq *small = dp_cq(d, 1);
+    QpSpec q = dp_spec(d, PVRDMA_QPT_RC, small, NULL);
+    PvQp *a = dp_qp(d, &q, 1, PVRDMA_ACCESS_LOCAL_WRITE);
+    PvQp *b = dp_qp(d, &q, 0, PVRDMA_ACCESS_LOCAL_WRITE);
+    PvrdmaSge s = sge(d->mem, 16, d->lkey);
+    uint64_t words;
+
+    rc_connect(d, a, b->qpn, ACC_ALL, 12, 7);
+    rc_connect(d, b, a->qpn, ACC_ALL, 12, 7);
+    words = msix_to_ram(d);
+    /* Unarmed: no interrupt */
+    post_recv1(d, b, 0xb0001, d->mem + PAGE, 64);
+    post_send(d, a, wqe(0xa0001, PVRDMA_WR_SEND, 0, 1), &s, 1);
+    expect_cqe(d, d->rcq, 0xb0001, PVRDMA_WC_SUCCESS, PVRDMA_WC_RECV, b);
+    expect_cqe(d, small, 0xa0001, PVRDMA_WC_SUCCESS, PVRDMA_WC_SEND, a);
+    expect_msix(d, words, PVRDMA_VECTOR_CQ, false);
+    expect_no_cq_notification(d);
+    /* Armed: vector 2 */
+    pv_cq_db(d->pv, d->rcq, PVRDMA_UAR_CQ_ARM);
+    post_recv1(d, b, 0xb0002, d->mem + PAGE, 64);
+    post_send(d, a, wqe(0xa0002, PVRDMA_WR_SEND, 0, 1), &s, 1);
+    expect_msix(d, words, PVRDMA_VECTOR_CQ, true);
+    expect_msix(d, words, PVRDMA_VECTOR_ASYNC, false);
+    {
+        uint32_t h[2];
+
+        g_assert_cmpuint(pv_cq_notifications(d->pv, h, 2), ==, 1);
+        g_assert_cmpuint(h[0], ==, d->rcq->handle);
+    }
+    /* With MSI-X, ICR is not used. */
+    g_assert_cmphex(rd(d->pv, PVRDMA_REG_ICR), ==, 0);
+    /* The async event of an overrun: vector 1 */
+    post_send(d, a, wqe_rdma(0xa0003, PVRDMA_WR_RDMA_WRITE, 0, 1,
+                             d->mem + 2 * PAGE, d->lkey), &s, 1);
+    expect_msix(d, words, PVRDMA_VECTOR_ASYNC, true);
+    expect_msix(d, words, PVRDMA_VECTOR_CQ, false);
+    expect_event(d, PVRDMA_EVENT_CQ_ERR, small->handle);
+    pv_cq_free(small);
+    dp_free(d);
+}
+
+/* 8. Named regression tests */
+
+static void test_cve_2018_20124_num_sge(void)
+{
+    Dp *d = dp_new();
+    PvQp *a, *b, *a2, *b2;
+    PvrdmaSge s[4] = { sge(d->mem, 4, d->lkey), sge(d->mem, 4, d->lkey),
+                       sge(d->mem, 4, d->lkey), sge(d->mem, 4, d->lkey) };
+    PvrdmaCqe c;
+
+    rc_pair(d, &a, &b, ACC_ALL, 12, 7);
+    rc_pair(d, &a2, &b2, ACC_ALL, 12, 7);
+    /* Send WQE: num_sge 5 with max_send_sge 4, then 0xffffffff */
+    post_recv1(d, b, 0xb0001, d->mem + PAGE, 64);
+    post_send(d, a, wqe(0xa0001, PVRDMA_WR_SEND, PVRDMA_SEND_SIGNALED, 5),
+              s, 4);
+    c = expect_cqe(d, d->scq, 0xa0001, PVRDMA_WC_LOC_LEN_ERR, ANY_OPCODE, a);
+    g_assert_cmpuint(pv_ring_cons(d->pv, &a->sq), ==, 1);
+    expect_no_cqe(d, d->scq);
+    expect_no_cqe(d, d->rcq);
+    g_assert_cmpuint(qp_state(d, a), ==, PVRDMA_QPS_ERR);
+    pv_events(d->pv, NULL, 0);
+    post_send(d, a2, wqe(0xa2001, PVRDMA_WR_SEND, PVRDMA_SEND_SIGNALED,
+                         0xffffffff), s, 4);
+    expect_cqe(d, d->scq, 0xa2001, PVRDMA_WC_LOC_LEN_ERR, ANY_OPCODE, a2);
+    g_assert_cmpuint(qp_state(d, a2), ==, PVRDMA_QPS_ERR);
+    pv_events(d->pv, NULL, 0);
+    (void)c;
+
+    /* Receive WQE: num_sge 5 with max_recv_sge 4 */
+    {
+        PvQp *a3, *b3;
+
+        rc_pair(d, &a3, &b3, ACC_ALL, 12, 7);
+        pv_rq_put(d->pv, &b3->rq, 0xb3001, 5, s, 4);
+        pv_rq_put(d->pv, &b3->rq, 0xb3002, 0x80000000u, s, 4);
+        pv_qp_db(d->pv, b3, PVRDMA_UAR_QP_RECV);
+        post_send(d, a3, wqe(0xa3001, PVRDMA_WR_SEND, PVRDMA_SEND_SIGNALED,
+                             1), s, 1);
+        expect_cqe(d, d->rcq, 0xb3001, PVRDMA_WC_LOC_LEN_ERR, ANY_OPCODE,
+                   b3);
+        /* The rest of b3's receive queue is flushed. */
+        expect_cqe(d, d->rcq, 0xb3002, PVRDMA_WC_WR_FLUSH_ERR, ANY_OPCODE,
+                   b3);
+        c = expect_cqe(d, d->scq, 0xa3001, PVRDMA_WC_REM_OP_ERR, ANY_OPCODE,
+                       a3);
+        g_assert_cmpuint(qp_state(d, b3), ==, PVRDMA_QPS_ERR);
+        g_assert_cmpuint(qp_state(d, a3), ==, PVRDMA_QPS_ERR);
+        g_assert_cmpuint(pv_ring_count(d->pv, &b3->rq), ==, 0);
+        expect_no_cqe(d, d->scq);
+        expect_no_cqe(d, d->rcq);
+    }
+    g_assert_cmpuint(rd(d->pv, PVRDMA_REG_VERSION), ==,
+                     PVRDMA_VERSION_QPHANDLE);
+    dp_free(d);
+}
+
+static void test_cve_2018_20216_ring_index(void)
+{
+    Dp *d = dp_new();
+    PvQp *a, *b, *a2, *b2;
+    PvCq *cq3 = dp_cq(d, 4);
+    QpSpec q3 = dp_spec(d, PVRDMA_QPT_RC, cq3, NULL);
+    PvQp *a3, *b3;
+    PvrdmaSge s = sge(d->mem, 4, d->lkey);
+
+    rc_pair(d, &a, &b, ACC_ALL, 12, 7);
+    rc_pair(d, &a2, &b2, ACC_ALL, 12, 7);
+
+    /* Send ring: prod_tail beyond 2 * max_send_wr */
+    pv_sq_put(d->pv, a, &(PvrdmaSqWqeHdr) { .wr_id = 1 }, NULL, 0);
+    pv_ring_set_prod(d->pv, &a->sq, 2 * 16 + 3);
+    pv_qp_db(d->pv, a, PVRDMA_UAR_QP_SEND);
+    expect_event(d, PVRDMA_EVENT_QP_FATAL, a->handle);
+    g_assert_cmpuint(qp_state(d, a), ==, PVRDMA_QPS_ERR);
+    pv_qp_db(d->pv, a, PVRDMA_UAR_QP_SEND);
+    pv_qp_db(d->pv, a, PVRDMA_UAR_QP_RECV);
+    expect_no_event(d);
+
+    /* Send ring: cons_head out of range */
+    pv_ring_set_cons(d->pv, &a2->sq, 0xffffffff);
+    pv_qp_db(d->pv, a2, PVRDMA_UAR_QP_SEND);
+    expect_event(d, PVRDMA_EVENT_QP_FATAL, a2->handle);
+    g_assert_cmpuint(qp_state(d, a2), ==, PVRDMA_QPS_ERR);
+
+    /* Receive ring of the responder corrupt: it dies, the sender is told */
+    a3 = dp_qp(d, &q3, 0, PVRDMA_ACCESS_LOCAL_WRITE);
+    b3 = dp_qp(d, &q3, 0, PVRDMA_ACCESS_LOCAL_WRITE);
+    rc_connect(d, a3, b3->qpn, ACC_ALL, 12, 7);
+    rc_connect(d, b3, a3->qpn, ACC_ALL, 12, 7);
+    pv_ring_set_prod(d->pv, &b3->rq, 1u << 31);
+    pv_qp_db(d->pv, b3, PVRDMA_UAR_QP_RECV);
+    post_send(d, a3, wqe(0xa3001, PVRDMA_WR_SEND, PVRDMA_SEND_SIGNALED, 1),
+              &s, 1);
+    expect_cqe(d, cq3, 0xa3001, PVRDMA_WC_REM_OP_ERR, ANY_OPCODE, a3);
+    expect_event(d, PVRDMA_EVENT_QP_FATAL, b3->handle);
+    g_assert_cmpuint(qp_state(d, b3), ==, PVRDMA_QPS_ERR);
+
+    /* CQ ring indices out of range: a CQ error, no CQE written */
+    {
+        PvQp *a4, *b4;
+        QpSpec q4 = dp_spec(d, PVRDMA_QPT_RC, cq3, NULL);
+
+        a4 = dp_qp(d, &q4, 1, PVRDMA_ACCESS_LOCAL_WRITE);
+        b4 = dp_qp(d, &q4, 0, PVRDMA_ACCESS_LOCAL_WRITE);
+        rc_connect(d, a4, b4->qpn, ACC_ALL, 12, 7);
+        rc_connect(d, b4, a4->qpn, ACC_ALL, 12, 7);
+        pv_ring_set_prod(d->pv, &cq3->ring, 9);     /* max 4: 0..7 */
+        post_send(d, a4, wqe_rdma(0xa4001, PVRDMA_WR_RDMA_WRITE, 0, 1,
+                                  d->mem + PAGE, d->lkey), &s, 1);
+        expect_event(d, PVRDMA_EVENT_CQ_ERR, cq3->handle);
+        g_assert_cmpuint(pv_ring_prod(d->pv, &cq3->ring), ==, 9);
+    }
+
+    /* The async ring itself corrupt: the event is lost, nothing else */
+    {
+        PvRing ar = pv_async_ring(d->pv);
+        uint32_t cons = pv_ring_cons(d->pv, &ar);
+        PvQp *a5, *b5;
+
+        rc_pair(d, &a5, &b5, ACC_ALL, 12, 7);
+        pv_ring_set_cons(d->pv, &ar, 0x7fffffff);
+        pv_ring_set_prod(d->pv, &b5->rq, 1000);
+        post_send(d, a5, wqe(0xa5001, PVRDMA_WR_SEND, PVRDMA_SEND_SIGNALED,
+                             1), &s, 1);
+        expect_cqe(d, d->scq, 0xa5001, PVRDMA_WC_REM_OP_ERR, ANY_OPCODE, a5);
+        g_assert_cmpuint(qp_state(d, b5), ==, PVRDMA_QPS_ERR);
+        pv_ring_set_cons(d->pv, &ar, cons);
+        expect_no_event(d);
+    }
+    g_assert_cmpuint(rd(d->pv, PVRDMA_REG_VERSION), ==,
+                     PVRDMA_VERSION_QPHANDLE);
+    pv_cq_free(cq3);
+    dp_free(d);
+}
+
+static void test_unreported_wqe_reread(void)
+{
+    Dp *d = dp_new();
+    PvQp *a, *b;
+    PvrdmaSge s = sge(d->mem, 4, d->lkey);
+    int i;
+
+    rc_pair(d, &a, &b, ACC_ALL, 12, 7);
+    post_recv1(d, b, 0xb0001, d->mem + PAGE, 64);
+    /* An opcode that does not exist, then a good SEND */
+    pv_sq_put(d->pv, a, &(PvrdmaSqWqeHdr) {
+                  .wr_id = 0xa0001, .opcode = 0x99, .num_sge = 1,
+                  .send_flags = PVRDMA_SEND_SIGNALED }, &s, 1);
+    pv_sq_put(d->pv, a, &(PvrdmaSqWqeHdr) {
+                  .wr_id = 0xa0002, .opcode = PVRDMA_WR_SEND, .num_sge = 1,
+                  .send_flags = PVRDMA_SEND_SIGNALED }, &s, 1);
+    pv_qp_db(d->pv, a, PVRDMA_UAR_QP_SEND);
+    expect_cqe(d, d->scq, 0xa0001, PVRDMA_WC_LOC_QP_OP_ERR, ANY_OPCODE, a);
+    expect_cqe(d, d->scq, 0xa0002, PVRDMA_WC_WR_FLUSH_ERR, ANY_OPCODE, a);
+    g_assert_cmpuint(pv_ring_cons(d->pv, &a->sq), ==, 2);
+    g_assert_cmpuint(pv_ring_prod(d->pv, &a->sq), ==, 2);
+    /* More doorbells and a trip through the main loop: nothing re-read */
+    for (i = 0; i < 5; i++) {
+        pv_qp_db(d->pv, a, PVRDMA_UAR_QP_SEND);
+    }
+    main_loop_run(d);
+    expect_no_cqe(d, d->scq);
+    expect_no_cqe(d, d->rcq);
+    g_assert_cmpuint(pv_ring_cons(d->pv, &a->sq), ==, 2);
+    g_assert_cmpuint(pv_ring_count(d->pv, &b->rq), ==, 1);
+    g_assert_cmpuint(qp_state(d, a), ==, PVRDMA_QPS_ERR);
+    dp_free(d);
+}
+
+static void test_removed_device_gid_skip(void)
+{
+    Dp *d = dp_new();
+    PvQp *u1 = ud_qp(d, PVRDMA_QPT_UD, UD_QKEY);
+    PvQp *u2 = ud_qp(d, PVRDMA_QPT_UD, UD_QKEY);
+    PvQp *u3 = ud_qp(d, PVRDMA_QPT_UD, UD_QKEY);
+    PvrdmaSge s = sge(d->mem, 16, d->lkey);
+    uint8_t gid2[16];
+    int i;
+
+    /* A GID the guest had, then removed (address deleted) */
+    memcpy(gid2, gid0, 16);
+    gid2[15] = 99;
+    g_assert_cmpuint(gid_bind_gid(d->pv, 2, gid2), ==, ERR_OK);
+    g_assert_cmpuint(gid_unbind(d->pv, 2, 0), !=, ERR_OK);
+    {
+        PvrdmaCmdDestroyBind c = { .hdr.cmd = PVRDMA_CMD_DESTROY_BIND,
+                                   .index = 2 };
+
+        memcpy(c.dest_gid, gid2, 16);
+        g_assert_cmpuint(CMD_NR(d->pv, c), ==, ERR_OK);
+    }
+    post_recv1(d, u2, 0x20001, d->mem + PAGE, 256);
+    post_send(d, u1, wqe_ud(0x10001, PVRDMA_SEND_SIGNALED, 1, u2->qpn,
+                            UD_QKEY, gid0, 2), &s, 1);
+    {
+        PvrdmaCqe c;
+
+        g_assert_true(pv_cq_poll(d->pv, d->scq, &c));
+        g_assert_cmphex(c.wr_id, ==, 0x10001);
+        g_assert_cmpuint(c.status, !=, PVRDMA_WC_SUCCESS);
+        g_assert_cmpuint(c.status, !=, PVRDMA_WC_WR_FLUSH_ERR);
+    }
+    g_assert_cmpuint(pv_ring_cons(d->pv, &u1->sq), ==, 1);
+    for (i = 0; i < 5; i++) {
+        pv_qp_db(d->pv, u1, PVRDMA_UAR_QP_SEND);
+    }
+    main_loop_run(d);
+    expect_no_cqe(d, d->scq);
+    expect_no_cqe(d, d->rcq);
+    g_assert_cmpuint(pv_ring_count(d->pv, &u2->rq), ==, 1);
+
+    /* A GID index beyond the table, unsignaled: completes in error too */
+    post_send(d, u3, wqe_ud(0x30001, 0, 1, u2->qpn, UD_QKEY, gid0, 200), &s,
+              1);
+    {
+        PvrdmaCqe c;
+
+        g_assert_true(pv_cq_poll(d->pv, d->scq, &c));
+        g_assert_cmphex(c.wr_id, ==, 0x30001);
+        g_assert_cmpuint(c.status, !=, PVRDMA_WC_SUCCESS);
+    }
+    g_assert_cmpuint(pv_ring_cons(d->pv, &u3->sq), ==, 1);
+    expect_no_cqe(d, d->scq);
+    expect_no_cqe(d, d->rcq);
+    dp_free(d);
+}
+
+/*
+ * A hostile guest kernel points a receive buffer (DMA MR: guest-physical
+ * addresses) at the device's own UAR doorbell page.  The data written there
+ * by the RNR retry timer is a RECV doorbell for the same QP, which wakes
+ * the very sender whose stalled WR is being retried.  Whatever happens,
+ * one SEND consumes one receive and completes once; QEMU neither crashes
+ * nor recurses without bound.
+ */
+static void dma_into_own_uar(uint32_t nrecv)
+{
+    Dp *d = dp_new();
+    PvCq *cq = dp_cq(d, 64);
+    QpSpec q = dp_spec(d, PVRDMA_QPT_RC, cq, cq);
+    PvQp *a, *b;
+    PvrdmaSge s = sge(d->mem, 4, d->lkey);
+    PvrdmaSge r = sge(d->pv->uar.addr + PVRDMA_UAR_QP_OFFSET, 4, d->lkey);
+    PvrdmaCqe c;
+    uint32_t i, nsend = 0, nrcv = 0;
+
+    q.recv_sge = 1;
+    a = dp_qp(d, &q, 0, PVRDMA_ACCESS_LOCAL_WRITE);
+    b = dp_qp(d, &q, 0, PVRDMA_ACCESS_LOCAL_WRITE);
+    rc_connect(d, a, b->qpn, ACC_ALL, 12, 7);
+    rc_connect(d, b, a->qpn, ACC_ALL, 1, 7);
+    qtest_writel(d->pv->qts, d->mem, b->handle | PVRDMA_UAR_QP_RECV);
+    /* No receive yet: the SEND waits for an RNR retry. */
+    post_send(d, a, wqe(0xa0001, PVRDMA_WR_SEND, PVRDMA_SEND_SIGNALED, 1),
+              &s, 1);
+    expect_no_cqe(d, cq);
+    /* Receives into the doorbell, written without a doorbell of their own */
+    for (i = 0; i < nrecv; i++) {
+        pv_rq_put(d->pv, &b->rq, 0xb0000 + i, 1, &r, 1);
+    }
+    qtest_clock_step(d->pv->qts, 10 * 1000);
+    main_loop_run(d);
+    g_assert_cmpuint(rd(d->pv, PVRDMA_REG_VERSION), ==,
+                     PVRDMA_VERSION_QPHANDLE);
+    while (pv_cq_poll(d->pv, cq, &c)) {
+        g_test_message("CQE wr_id 0x%" PRIx64 " status %u opcode 0x%x qp %"
+                       PRIu64, c.wr_id, c.status, c.opcode, c.qp);
+        if (c.qp == a->handle) {
+            nsend++;
+            g_assert_cmphex(c.wr_id, ==, 0xa0001);
+        } else {
+            /* receives complete in order: the first one posted first */
+            g_assert_cmphex(c.wr_id, ==, 0xb0000 + nrcv);
+            nrcv++;
+        }
+    }
+    g_assert_cmpuint(nsend, ==, 1);
+    g_assert_cmpuint(nrcv, ==, 1);
+    g_assert_cmpuint(pv_ring_count(d->pv, &b->rq), ==, nrecv - 1);
+    pv_cq_free(cq);
+    dp_free(d);
+}
+
+static void test_rnr_timer_dma_into_own_uar(void)
+{
+    dma_into_own_uar(2);
+}
+
+static void test_doorbell_budget(void)
+{
+    Dp *d = dp_new();
+    PvCq *cq = dp_cq(d, 512);
+    QpSpec q = dp_spec(d, PVRDMA_QPT_RC, cq, cq);
+    PvQp *a, *b;
+    const int n = 200;
+    PvrdmaSge s = sge(d->mem, 8, d->lkey);
+    PvrdmaCqe c;
+    int i;
+
+    q.send_wr = 256;
+    q.recv_wr = 256;
+    q.send_sge = 1;
+    q.recv_sge = 1;
+    a = dp_qp(d, &q, 0, PVRDMA_ACCESS_LOCAL_WRITE);
+    b = dp_qp(d, &q, 0, PVRDMA_ACCESS_LOCAL_WRITE);
+    rc_connect(d, a, b->qpn, ACC_ALL, 12, 7);
+    rc_connect(d, b, a->qpn, ACC_ALL, 12, 7);
+    for (i = 0; i < n; i++) {
+        PvrdmaSge r = sge(d->mem + PAGE + 8 * i, 8, d->lkey);
+
+        qtest_writeq(d->pv->qts, d->mem + 4 * PAGE + 8 * i, 0x1000 + i);
+        pv_rq_put(d->pv, &b->rq, 0xb0000 + i, 1, &r, 1);
+    }
+    pv_qp_db(d->pv, b, PVRDMA_UAR_QP_RECV);
+    for (i = 0; i < n; i++) {
+        s.addr = d->mem + 4 * PAGE + 8 * i;
+        pv_sq_put(d->pv, a, &(PvrdmaSqWqeHdr) {
+                      .wr_id = 0xa0000 + i, .opcode = PVRDMA_WR_SEND,
+                      .num_sge = 1, .send_flags = PVRDMA_SEND_SIGNALED },
+                  &s, 1);
+    }
+    pv_qp_db(d->pv, a, PVRDMA_UAR_QP_SEND);
+    main_loop_run(d);
+    qtest_clock_step(d->pv->qts, 1000);
+    main_loop_run(d);
+    g_assert_cmpuint(pv_ring_cons(d->pv, &a->sq), ==, n);
+    g_assert_cmpuint(pv_ring_cons(d->pv, &b->rq), ==, n);
+    /* In order: receive i then send i, for every i */
+    for (i = 0; i < n; i++) {
+        g_assert_true(pv_cq_poll(d->pv, cq, &c));
+        g_assert_cmphex(c.wr_id, ==, 0xb0000 + i);
+        g_assert_cmpuint(c.status, ==, PVRDMA_WC_SUCCESS);
+        g_assert_true(pv_cq_poll(d->pv, cq, &c));
+        g_assert_cmphex(c.wr_id, ==, 0xa0000 + i);
+        g_assert_cmpuint(c.status, ==, PVRDMA_WC_SUCCESS);
+        g_assert_cmphex(qtest_readq(d->pv->qts, d->mem + PAGE + 8 * i), ==,
+                        0x1000 + i);
+    }
+    expect_no_cqe(d, cq);
+    expect_no_event(d);
+    pv_cq_free(cq);
+    dp_free(d);
 }
 
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
-    qtest_add_func("/pvrdma/datapath/probe", test_placeholder);
+    g_test_set_nonfatal_assertions();
+    qtest_add_func("/pvrdma/datapath/rc/send", test_rc_send);
+    qtest_add_func("/pvrdma/datapath/rc/rdma-write", test_rc_rdma_write);
+    qtest_add_func("/pvrdma/datapath/rc/rdma-read", test_rc_rdma_read);
+    qtest_add_func("/pvrdma/datapath/rc/atomics", test_rc_atomics);
+    qtest_add_func("/pvrdma/datapath/rc/multi-sge", test_rc_multi_sge);
+    qtest_add_func("/pvrdma/datapath/rc/signaled", test_rc_signaled);
+    qtest_add_func("/pvrdma/datapath/rc/frmr", test_rc_frmr);
+    qtest_add_func("/pvrdma/datapath/rc/ring-wrap", test_rc_ring_wrap);
+    qtest_add_func("/pvrdma/datapath/ud/send", test_ud_send);
+    qtest_add_func("/pvrdma/datapath/ud/too-long", test_ud_too_long);
+    qtest_add_func("/pvrdma/datapath/ud/send-error-sqe",
+                   test_ud_send_error_sqe);
+    qtest_add_func("/pvrdma/datapath/ud/gsi", test_ud_gsi);
+    qtest_add_func("/pvrdma/datapath/err/bad-lkey", test_err_bad_lkey);
+    qtest_add_func("/pvrdma/datapath/err/lkey-bounds", test_err_lkey_bounds);
+    qtest_add_func("/pvrdma/datapath/err/recv-too-small",
+                   test_err_recv_too_small);
+    qtest_add_func("/pvrdma/datapath/err/bad-rkey", test_err_bad_rkey);
+    qtest_add_func("/pvrdma/datapath/err/mr-no-remote-write",
+                   test_err_mr_no_remote_write);
+    qtest_add_func("/pvrdma/datapath/err/rkey-bounds", test_err_rkey_bounds);
+    qtest_add_func("/pvrdma/datapath/err/qp-no-remote-write",
+                   test_err_qp_no_remote_write);
+    qtest_add_func("/pvrdma/datapath/err/qp-no-remote-read",
+                   test_err_qp_no_remote_read);
+    qtest_add_func("/pvrdma/datapath/err/qp-no-remote-atomic",
+                   test_err_qp_no_remote_atomic);
+    qtest_add_func("/pvrdma/datapath/err/misaligned-atomic",
+                   test_err_misaligned_atomic);
+    qtest_add_func("/pvrdma/datapath/err/no-dest-qp", test_err_no_dest_qp);
+    qtest_add_func("/pvrdma/datapath/err/unsupported-opcode-rc",
+                   test_err_unsupported_opcode_rc);
+    qtest_add_func("/pvrdma/datapath/err/local-inv-bad-key",
+                   test_err_local_inv_bad_key);
+    qtest_add_func("/pvrdma/datapath/err/rdma-write-ud",
+                   test_err_rdma_write_ud);
+    qtest_add_func("/pvrdma/datapath/flush", test_flush);
+    qtest_add_func("/pvrdma/datapath/rnr/no-retry", test_rnr_no_retry);
+    qtest_add_func("/pvrdma/datapath/rnr/retry-exhausted",
+                   test_rnr_retry_exhausted);
+    qtest_add_func("/pvrdma/datapath/rnr/recv-posted", test_rnr_recv_posted);
+    qtest_add_func("/pvrdma/datapath/rnr/timer-delivers",
+                   test_rnr_timer_delivers);
+    qtest_add_func("/pvrdma/datapath/srq/shared-and-limit", test_srq);
+    qtest_add_func("/pvrdma/datapath/srq/rnr-wakeup", test_srq_rnr_wakeup);
+    qtest_add_func("/pvrdma/datapath/cq/overrun", test_cq_overrun);
+    qtest_add_func("/pvrdma/datapath/cq/overrun-one", test_cq_overrun_one);
+    qtest_add_func("/pvrdma/datapath/cq/notify", test_cq_notify);
+    qtest_add_func("/pvrdma/datapath/cq/arm-next-then-sol",
+                   test_cq_arm_next_then_sol);
+    qtest_add_func("/pvrdma/datapath/cq/notify-msix", test_cq_notify_msix);
+    qtest_add_func("/pvrdma/regression/cve-2018-20124-num-sge",
+                   test_cve_2018_20124_num_sge);
+    qtest_add_func("/pvrdma/regression/cve-2018-20216-ring-index",
+                   test_cve_2018_20216_ring_index);
+    qtest_add_func("/pvrdma/regression/unreported-wqe-reread",
+                   test_unreported_wqe_reread);
+    qtest_add_func("/pvrdma/regression/removed-device-gid-skip",
+                   test_removed_device_gid_skip);
+    qtest_add_func("/pvrdma/regression/rnr-timer-dma-into-own-uar",
+                   test_rnr_timer_dma_into_own_uar);
+    qtest_add_func("/pvrdma/datapath/doorbell-budget", test_doorbell_budget);
     return g_test_run();
 }

@@ -397,3 +397,325 @@ uint32_t gid_unbind(Pv *pv, uint32_t index, uint8_t fill)
     memset(c.dest_gid, fill, 16);
     return CMD_NR(pv, c);
 }
+
+/* Data path */
+
+uint64_t pv_ring_slot(const PvRing *r, uint32_t idx)
+{
+    uint64_t off = (uint64_t)(idx & (r->max_elems - 1)) * r->elem_size;
+
+    return r->pages[off / PAGE] + off % PAGE;
+}
+
+uint32_t pv_ring_prod(Pv *pv, const PvRing *r)
+{
+    return qtest_readl(pv->qts, r->state + offsetof(PvrdmaRing, prod_tail));
+}
+
+uint32_t pv_ring_cons(Pv *pv, const PvRing *r)
+{
+    return qtest_readl(pv->qts, r->state + offsetof(PvrdmaRing, cons_head));
+}
+
+void pv_ring_set_prod(Pv *pv, const PvRing *r, uint32_t v)
+{
+    qtest_writel(pv->qts, r->state + offsetof(PvrdmaRing, prod_tail), v);
+}
+
+void pv_ring_set_cons(Pv *pv, const PvRing *r, uint32_t v)
+{
+    qtest_writel(pv->qts, r->state + offsetof(PvrdmaRing, cons_head), v);
+}
+
+uint32_t pv_ring_next(const PvRing *r, uint32_t idx)
+{
+    return (idx + 1) & ((r->max_elems << 1) - 1);
+}
+
+void pv_ring_put(Pv *pv, const PvRing *r, const void *elem, size_t len)
+{
+    uint32_t tail = pv_ring_prod(pv, r);
+
+    g_assert_cmpuint(len, <=, r->elem_size);
+    qtest_memwrite(pv->qts, pv_ring_slot(r, tail), elem, len);
+    pv_ring_set_prod(pv, r, pv_ring_next(r, tail));
+}
+
+bool pv_ring_get(Pv *pv, const PvRing *r, void *elem, size_t len)
+{
+    uint32_t head = pv_ring_cons(pv, r);
+
+    if (head == pv_ring_prod(pv, r)) {
+        return false;
+    }
+    g_assert_cmpuint(len, <=, r->elem_size);
+    qtest_memread(pv->qts, pv_ring_slot(r, head), elem, len);
+    pv_ring_set_cons(pv, r, pv_ring_next(r, head));
+    return true;
+}
+
+uint32_t pv_ring_count(Pv *pv, const PvRing *r)
+{
+    return (pv_ring_prod(pv, r) - pv_ring_cons(pv, r)) &
+           ((r->max_elems << 1) - 1);
+}
+
+static PvRing pv_dev_ring(Pv *pv, size_t info_off, const uint64_t *pages,
+                          uint32_t elem_size)
+{
+    uint32_t n = qtest_readl(pv->qts, pv->dsr + info_off +
+                             offsetof(PvrdmaRingPageInfo, num_pages));
+    PvRing r = {
+        .state = pages[0] + offsetof(PvrdmaRingState, rx),
+        .pages = pages + 1,
+        .max_elems = (n - 1) * PAGE / elem_size,
+        .elem_size = elem_size,
+    };
+
+    g_assert(n >= 2 && n <= 4);
+    return r;
+}
+
+PvRing pv_async_ring(Pv *pv)
+{
+    return pv_dev_ring(pv, offsetof(PvrdmaDsr, async_ring_pages),
+                       pv->async_pages, sizeof(PvrdmaEqe));
+}
+
+PvRing pv_cqn_ring(Pv *pv)
+{
+    return pv_dev_ring(pv, offsetof(PvrdmaDsr, cq_ring_pages),
+                       pv->cq_pages, sizeof(PvrdmaCqne));
+}
+
+uint32_t pv_events(Pv *pv, PvrdmaEqe *out, uint32_t max)
+{
+    PvRing r = pv_async_ring(pv);
+    PvrdmaEqe dummy;
+    uint32_t n = 0;
+
+    while (pv_ring_get(pv, &r, n < max ? &out[n] : &dummy, sizeof(dummy))) {
+        n++;
+    }
+    return n;
+}
+
+uint32_t pv_cq_notifications(Pv *pv, uint32_t *handles, uint32_t max)
+{
+    PvRing r = pv_cqn_ring(pv);
+    uint32_t dummy;
+    uint32_t n = 0;
+
+    while (pv_ring_get(pv, &r, n < max ? &handles[n] : &dummy,
+                       sizeof(dummy))) {
+        n++;
+    }
+    return n;
+}
+
+uint32_t pv_cmd_quiet(Pv *pv, void *req, size_t len, void *resp,
+                      size_t resp_len)
+{
+    PvrdmaCmdReq full = { 0 };
+    uint32_t err;
+
+    g_assert(len <= sizeof(full));
+    memcpy(&full, req, len);
+    full.hdr.response = ++pv->cookie;
+    qtest_memwrite(pv->qts, pv->cmd, &full, sizeof(full));
+    wr(pv, PVRDMA_REG_REQUEST, 0);
+    err = rd(pv, PVRDMA_REG_ERR);
+    if (err == ERR_OK && resp) {
+        qtest_memread(pv->qts, pv->resp, resp, resp_len);
+    }
+    return err;
+}
+
+uint32_t gid_bind_gid(Pv *pv, uint32_t index, const uint8_t *gid)
+{
+    PvrdmaCmdCreateBind c = { .hdr.cmd = PVRDMA_CMD_CREATE_BIND,
+                              .index = index, .mtu = 1024, .vlan = 0xfff,
+                              .gid_type = pv_caps(pv).gid_types };
+
+    memcpy(c.new_gid, gid, 16);
+    return CMD_NR(pv, c);
+}
+
+uint32_t dma_mr(Pv *pv, uint32_t pd, uint32_t access)
+{
+    PvrdmaCmdCreateMrResp r;
+
+    g_assert_cmpuint(create_mr(pv, pd, PVRDMA_MR_FLAG_DMA, access, 0, 0, 0,
+                               0, &r), ==, ERR_OK);
+    g_assert_cmpuint(r.lkey, ==, r.rkey);
+    return r.lkey;
+}
+
+PvCq *pv_cq_new(Pv *pv, uint32_t cqe)
+{
+    PvCq *cq = g_new0(PvCq, 1);
+
+    cq->cqe = cqe;
+    cq->npages = 1 + DIV_ROUND_UP(cqe * sizeof(PvrdmaCqe), PAGE);
+    cq->pages = g_new0(uint64_t, cq->npages);
+    g_assert_cmpuint(create_cq_pages(pv, cqe, cq->npages,
+                                     make_pdir(pv, cq->npages, cq->pages),
+                                     &cq->handle), ==, ERR_OK);
+    cq->ring = (PvRing) {
+        .state = cq->pages[0] + offsetof(PvrdmaRingState, rx),
+        .pages = cq->pages + 1,
+        .max_elems = cqe,
+        .elem_size = sizeof(PvrdmaCqe),
+    };
+    return cq;
+}
+
+bool pv_cq_poll(Pv *pv, PvCq *cq, PvrdmaCqe *cqe)
+{
+    return pv_ring_get(pv, &cq->ring, cqe, sizeof(*cqe));
+}
+
+void pv_cq_db(Pv *pv, PvCq *cq, uint32_t flags)
+{
+    qpci_io_writel(pv->dev, pv->uar, PVRDMA_UAR_CQ_OFFSET,
+                   cq->handle | flags);
+}
+
+PvQp *pv_qp_new(Pv *pv, const QpSpec *q, uint8_t sq_sig_all,
+                uint32_t access)
+{
+    PvQp *qp = g_new0(PvQp, 1);
+    PvrdmaCmdCreateQp c = {
+        .hdr.cmd = PVRDMA_CMD_CREATE_QP, .qp_type = q->type,
+        .pd_handle = q->pd, .send_cq_handle = q->scq,
+        .recv_cq_handle = q->rcq, .srq_handle = q->srq, .is_srq = q->is_srq,
+        .max_send_wr = q->send_wr, .max_recv_wr = q->recv_wr,
+        .max_send_sge = q->send_sge, .max_recv_sge = q->recv_sge,
+    };
+    PvrdmaCmdCreateQpRespV2 r = { 0 };
+    uint32_t send_wr = pow2ceil(MAX(q->send_wr, 1));
+    uint32_t recv_wr = pow2ceil(MAX(q->recv_wr, 1));
+    uint32_t send, total;
+
+    qp_chunks(q, &send, &total);
+    c.send_chunks = send;
+    c.total_chunks = total;
+    qp->npages = total;
+    qp->send_chunks = send;
+    qp->pages = g_new0(uint64_t, qp->npages);
+    c.pdir_dma = make_pdir(pv, qp->npages, qp->pages);
+    c.sq_sig_all = sq_sig_all;
+    c.access_flags = access;
+    g_assert_cmpuint(CMD(pv, c, &r), ==, ERR_OK);
+    qp->handle = r.qp_handle;
+    qp->qpn = r.qpn;
+    qp->type = q->type;
+    qp->scq = q->scq;
+    qp->rcq = q->rcq;
+    qp->is_srq = q->is_srq;
+    qp->max_send_sge = MAX(q->send_sge, 1);
+    qp->max_recv_sge = MAX(q->recv_sge, 1);
+    qp->sq = (PvRing) {
+        .state = qp->pages[0] + offsetof(PvrdmaRingState, tx),
+        .pages = qp->pages + 1,
+        .max_elems = send_wr,
+        .elem_size = wqe_bytes(sizeof(PvrdmaSqWqeHdr), q->send_sge),
+    };
+    qp->rq = (PvRing) {
+        .state = qp->pages[0] + offsetof(PvrdmaRingState, rx),
+        .pages = qp->pages + 1 + qp->send_chunks,
+        .max_elems = recv_wr,
+        .elem_size = wqe_bytes(sizeof(PvrdmaRqWqeHdr), q->recv_sge),
+    };
+    return qp;
+}
+
+void pv_sq_put(Pv *pv, PvQp *qp, const PvrdmaSqWqeHdr *h,
+               const PvrdmaSge *sge, uint32_t nsge)
+{
+    g_autofree uint8_t *buf = g_malloc0(qp->sq.elem_size);
+
+    g_assert_cmpuint(sizeof(*h) + nsge * sizeof(*sge), <=, qp->sq.elem_size);
+    memcpy(buf, h, sizeof(*h));
+    if (nsge) {
+        memcpy(buf + sizeof(*h), sge, nsge * sizeof(*sge));
+    }
+    pv_ring_put(pv, &qp->sq, buf, qp->sq.elem_size);
+}
+
+void pv_rq_put(Pv *pv, const PvRing *r, uint64_t wr_id, uint32_t num_sge,
+               const PvrdmaSge *sge, uint32_t nsge)
+{
+    g_autofree uint8_t *buf = g_malloc0(r->elem_size);
+    PvrdmaRqWqeHdr h = { .wr_id = wr_id, .num_sge = num_sge };
+    uint32_t i;
+
+    g_assert_cmpuint(sizeof(h) + nsge * sizeof(*sge), <=, r->elem_size);
+    for (i = 0; i < nsge; i++) {
+        h.total_len += sge[i].length;
+    }
+    memcpy(buf, &h, sizeof(h));
+    if (nsge) {
+        memcpy(buf + sizeof(h), sge, nsge * sizeof(*sge));
+    }
+    pv_ring_put(pv, r, buf, r->elem_size);
+}
+
+void pv_qp_db(Pv *pv, PvQp *qp, uint32_t flags)
+{
+    qpci_io_writel(pv->dev, pv->uar, PVRDMA_UAR_QP_OFFSET,
+                   qp->handle | flags);
+}
+
+PvSrq *pv_srq_new(Pv *pv, uint32_t pd, uint32_t max_wr, uint32_t max_sge,
+                  uint32_t limit)
+{
+    PvSrq *srq = g_new0(PvSrq, 1);
+    uint32_t stride = wqe_bytes(sizeof(PvrdmaRqWqeHdr), max_sge);
+    PvrdmaCmdCreateSrq c = {
+        .hdr.cmd = PVRDMA_CMD_CREATE_SRQ, .pd_handle = pd,
+        .attrs = { .max_wr = max_wr, .max_sge = max_sge,
+                   .srq_limit = limit },
+    };
+    PvrdmaCmdCreateSrqResp r = { 0 };
+
+    srq->max_wr = pow2ceil(max_wr);
+    srq->max_sge = max_sge;
+    srq->npages = 1 + DIV_ROUND_UP(srq->max_wr * stride, PAGE);
+    srq->pages = g_new0(uint64_t, srq->npages);
+    c.nchunks = srq->npages;
+    c.pdir_dma = make_pdir(pv, srq->npages, srq->pages);
+    g_assert_cmpuint(CMD(pv, c, &r), ==, ERR_OK);
+    srq->handle = r.srqn;
+    srq->ring = (PvRing) {
+        .state = srq->pages[0] + offsetof(PvrdmaRingState, rx),
+        .pages = srq->pages + 1,
+        .max_elems = srq->max_wr,
+        .elem_size = stride,
+    };
+    return srq;
+}
+
+void pv_srq_db(Pv *pv, PvSrq *srq)
+{
+    qpci_io_writel(pv->dev, pv->uar, PVRDMA_UAR_SRQ_OFFSET,
+                   srq->handle | PVRDMA_UAR_SRQ_RECV);
+}
+
+void pv_cq_free(PvCq *cq)
+{
+    g_free(cq->pages);
+    g_free(cq);
+}
+
+void pv_qp_free(PvQp *qp)
+{
+    g_free(qp->pages);
+    g_free(qp);
+}
+
+void pv_srq_free(PvSrq *srq)
+{
+    g_free(srq->pages);
+    g_free(srq);
+}

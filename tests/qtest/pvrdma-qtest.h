@@ -93,4 +93,95 @@ PvrdmaQpAttr rc_attrs(void);
 uint32_t gid_bind(Pv *pv, uint32_t index, uint8_t fill, uint8_t type);
 uint32_t gid_unbind(Pv *pv, uint32_t index, uint8_t fill);
 
+/*
+ * Data path: rings in guest memory as the driver and rdma-core build them.
+ * A PvRing is one {prod_tail, cons_head} pair plus its element pages;
+ * slots are idx & (max_elems - 1), the arithmetic of the driver's
+ * pvrdma_ring.h (also for the device rings, whose size is not a power of
+ * two).
+ */
+typedef struct PvRing {
+    uint64_t state;                 /* guest address of {prod_tail, head} */
+    const uint64_t *pages;          /* element pages */
+    uint32_t max_elems;
+    uint32_t elem_size;
+} PvRing;
+
+typedef struct PvCq {
+    uint32_t handle;
+    uint32_t cqe;
+    uint64_t *pages;                /* page 0: ring state */
+    uint32_t npages;
+    PvRing ring;
+} PvCq;
+
+typedef struct PvQp {
+    uint32_t handle;
+    uint32_t qpn;
+    uint8_t type;
+    uint32_t scq, rcq;
+    uint64_t *pages;                /* page 0: ring state, send, receive */
+    uint32_t npages;
+    uint32_t send_chunks;
+    uint32_t max_send_sge, max_recv_sge;
+    bool is_srq;
+    PvRing sq;                      /* tx at offset 0 of page 0 */
+    PvRing rq;                      /* rx at offset 8 of page 0 */
+} PvQp;
+
+typedef struct PvSrq {
+    uint32_t handle;
+    uint32_t max_wr, max_sge;
+    uint64_t *pages;
+    uint32_t npages;
+    PvRing ring;                    /* rx at offset 8 of page 0 */
+} PvSrq;
+
+uint64_t pv_ring_slot(const PvRing *r, uint32_t idx);
+uint32_t pv_ring_prod(Pv *pv, const PvRing *r);
+uint32_t pv_ring_cons(Pv *pv, const PvRing *r);
+void pv_ring_set_prod(Pv *pv, const PvRing *r, uint32_t v);
+void pv_ring_set_cons(Pv *pv, const PvRing *r, uint32_t v);
+uint32_t pv_ring_next(const PvRing *r, uint32_t idx);
+/* Guest as producer: append @len bytes (<= elem_size) and publish. */
+void pv_ring_put(Pv *pv, const PvRing *r, const void *elem, size_t len);
+/* Guest as consumer: take the oldest element; false when empty. */
+bool pv_ring_get(Pv *pv, const PvRing *r, void *elem, size_t len);
+/* Elements published and not yet consumed. */
+uint32_t pv_ring_count(Pv *pv, const PvRing *r);
+
+/* The DSR's device rings (async events, CQ notifications). */
+PvRing pv_async_ring(Pv *pv);
+PvRing pv_cqn_ring(Pv *pv);
+uint32_t pv_events(Pv *pv, PvrdmaEqe *out, uint32_t max);
+uint32_t pv_cq_notifications(Pv *pv, uint32_t *handles, uint32_t max);
+
+/* A command that leaves ICR alone (for tests that look at interrupts). */
+uint32_t pv_cmd_quiet(Pv *pv, void *req, size_t len, void *resp,
+                      size_t resp_len);
+
+uint32_t gid_bind_gid(Pv *pv, uint32_t index, const uint8_t *gid);
+uint32_t dma_mr(Pv *pv, uint32_t pd, uint32_t access);
+
+PvCq *pv_cq_new(Pv *pv, uint32_t cqe);
+bool pv_cq_poll(Pv *pv, PvCq *cq, PvrdmaCqe *cqe);
+void pv_cq_db(Pv *pv, PvCq *cq, uint32_t flags);
+
+/* Creates the QP (asserting success); @q->scq/rcq/pd as in create_qp. */
+PvQp *pv_qp_new(Pv *pv, const QpSpec *q, uint8_t sq_sig_all,
+                uint32_t access);
+void pv_sq_put(Pv *pv, PvQp *qp, const PvrdmaSqWqeHdr *h,
+               const PvrdmaSge *sge, uint32_t nsge);
+void pv_rq_put(Pv *pv, const PvRing *r, uint64_t wr_id, uint32_t num_sge,
+               const PvrdmaSge *sge, uint32_t nsge);
+void pv_qp_db(Pv *pv, PvQp *qp, uint32_t flags);
+
+PvSrq *pv_srq_new(Pv *pv, uint32_t pd, uint32_t max_wr, uint32_t max_sge,
+                  uint32_t limit);
+void pv_srq_db(Pv *pv, PvSrq *srq);
+
+void pv_cq_free(PvCq *cq);
+void pv_qp_free(PvQp *qp);
+void pv_srq_free(PvSrq *srq);
+
 #endif

@@ -62,6 +62,7 @@ static int rdma_soft_modify_qp(RdmaBackend *be, RdmaQp *qp, uint32_t mask,
     /* RESET forgets a WR waiting for an RNR retry, without completion. */
     if (attr->qp_state == RDMA_QPS_RESET) {
         timer_del(sqp->rnr_timer);
+        sqp->rnr_due = false;
         rdma_soft_set_stalled(sqp, false);
         qp->sq_stalled = false;
     }
@@ -121,7 +122,10 @@ static void rdma_soft_del_gid(RdmaBackend *be, uint32_t index,
 
 static void rdma_soft_destroy(RdmaBackend *be)
 {
-    g_free(container_of(be, RdmaSoft, be));
+    RdmaSoft *s = container_of(be, RdmaSoft, be);
+
+    qemu_bh_delete(s->retry_bh);
+    g_free(s);
 }
 
 static const RdmaBackendOps rdma_soft_ops = {
@@ -146,11 +150,14 @@ static const RdmaBackendOps rdma_soft_ops = {
     .destroy = rdma_soft_destroy,
 };
 
-RdmaBackend *rdma_soft_backend_new(RdmaResources *rm, Error **errp)
+RdmaBackend *rdma_soft_backend_new(RdmaResources *rm, PCIDevice *pdev,
+                                   Error **errp)
 {
     RdmaSoft *s = g_new0(RdmaSoft, 1);
 
     s->be.ops = &rdma_soft_ops;
     s->be.rm = rm;
+    s->retry_bh = qemu_bh_new_guarded(rdma_soft_retry_bh, s,
+                                      &DEVICE(pdev)->mem_reentrancy_guard);
     return &s->be;
 }

@@ -30,10 +30,13 @@ typedef struct RdmaSoftQp {
     uint32_t rnr_attempts;
     uint32_t rnr_dest_qpn;          /* whose receive queue we wait for */
     QEMUTimer *rnr_timer;
+    bool rnr_due;                   /* timer expired, retry pending */
+    bool retrying;
 } RdmaSoftQp;
 
 struct RdmaSoft {
     RdmaBackend be;
+    QEMUBH *retry_bh;               /* RNR retries, under the guard */
     uint32_t nstalled;              /* QPs holding a WR for an RNR retry */
 };
 
@@ -78,5 +81,6 @@ void rdma_soft_post_send(RdmaBackend *be, RdmaQp *qp, const RdmaSendWr *wr);
 void rdma_soft_recv_posted(RdmaBackend *be, RdmaQp *qp, RdmaSrq *srq);
 void rdma_soft_flush_qp(RdmaBackend *be, RdmaQp *qp);
 void rdma_soft_rnr_timer(void *opaque);
+void rdma_soft_retry_bh(void *opaque);
 
 #endif

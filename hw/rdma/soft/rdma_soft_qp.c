@@ -14,6 +14,7 @@
 
 #include "qemu/osdep.h"
 #include "qemu/bswap.h"
+#include "qemu/log.h"
 #include "rdma_soft.h"
 #include "hw/rdma/trace.h"
 
@@ -148,12 +149,12 @@ static void rdma_soft_complete_send(RdmaResources *rm, RdmaQp *qp,
     rm->fe->complete(rm->fe_opaque, qp, qp->send_cq_handle, &wc, false);
 }
 
-/* A WR failed: it completes with @st and the QP goes to ERR. */
+/* A WR failed: it completes with @st, the QP goes to ERR (UD: SQE). */
 static void rdma_soft_fail(RdmaResources *rm, RdmaQp *qp,
                            const RdmaSendWr *wr, RdmaWcStatus st)
 {
     rdma_soft_complete_send(rm, qp, wr, st, 0);
-    rdma_rm_qp_error(rm, qp, RDMA_EVENT_NONE);
+    rdma_rm_qp_send_error(rm, qp, RDMA_EVENT_NONE);
 }
 
 static void rdma_soft_complete_recv(RdmaResources *rm, RdmaQp *qp,
@@ -170,7 +171,8 @@ static bool rdma_soft_qp_receives(const RdmaQp *qp)
 {
     return qp->attr.qp_state == RDMA_QPS_RTR ||
            qp->attr.qp_state == RDMA_QPS_RTS ||
-           qp->attr.qp_state == RDMA_QPS_SQD;
+           qp->attr.qp_state == RDMA_QPS_SQD ||
+           qp->attr.qp_state == RDMA_QPS_SQE;
 }
 
 static bool rdma_gid_is_v4(const uint8_t *gid)
@@ -494,6 +496,9 @@ static bool rdma_soft_execute(RdmaSoftQp *sqp, const RdmaSendWr *wr)
     if (qp->type != RDMA_QPT_RC &&
         (wr->sgid_index >= rm->limits.gid_tbl_len ||
          !rm->gids[wr->sgid_index].valid)) {
+        qemu_log_mask(LOG_GUEST_ERROR, "rdma: QP %u: UD send from GID "
+                      "index %u, which holds no GID\n", qp->qpn,
+                      wr->sgid_index);
         rdma_soft_fail(rm, qp, wr, RDMA_WC_LOC_QP_OP_ERR);
         return true;
     }
@@ -536,22 +541,56 @@ static void rdma_soft_retry(RdmaSoftQp *sqp)
     RdmaQp *qp = sqp->qp;
     RdmaResources *rm = sqp->soft->be.rm;
 
+    /*
+     * The retried WR may DMA into this very device (a hostile guest can
+     * point a buffer at a doorbell); a second retry from there must not
+     * run the same WR again.
+     */
+    if (sqp->retrying) {
+        return;
+    }
     timer_del(sqp->rnr_timer);
     qp->sq_stalled = false;
     if (!sqp->has_stalled) {
         return;
     }
+    sqp->retrying = true;
     if (rdma_soft_execute(sqp, &sqp->stalled)) {
         rdma_soft_set_stalled(sqp, false);
     }
+    sqp->retrying = false;
     if (!qp->sq_stalled && qp->attr.qp_state == RDMA_QPS_RTS) {
         rm->fe->kick_send(rm->fe_opaque, qp);
     }
 }
 
+/*
+ * The RNR timer only schedules the retry: the bottom half runs it under
+ * the device's re-entrancy guard, like the doorbells that run the others.
+ */
 void rdma_soft_rnr_timer(void *opaque)
 {
-    rdma_soft_retry(opaque);
+    RdmaSoftQp *sqp = opaque;
+
+    sqp->rnr_due = true;
+    qemu_bh_schedule(sqp->soft->retry_bh);
+}
+
+void rdma_soft_retry_bh(void *opaque)
+{
+    RdmaSoft *soft = opaque;
+    RdmaTable *t = &soft->be.rm->tables[RDMA_RES_QP];
+    uint32_t h;
+
+    for (h = 0; h < t->size; h++) {
+        RdmaQp *qp = t->slots[h];
+        RdmaSoftQp *sqp = qp ? qp->be : NULL;
+
+        if (sqp && sqp->rnr_due) {
+            sqp->rnr_due = false;
+            rdma_soft_retry(sqp);
+        }
+    }
 }
 
 /*
@@ -587,6 +626,7 @@ void rdma_soft_flush_qp(RdmaBackend *be, RdmaQp *qp)
     RdmaSoftQp *sqp = qp->be;
 
     timer_del(sqp->rnr_timer);
+    sqp->rnr_due = false;
     qp->sq_stalled = false;
     if (sqp->has_stalled) {
         rdma_soft_set_stalled(sqp, false);

@@ -522,7 +522,7 @@ static void pvrdma_realize(PCIDevice *pdev, Error **errp)
     pci_register_bar(pdev, PVRDMA_BAR_UAR, PCI_BASE_ADDRESS_SPACE_MEMORY |
                      PCI_BASE_ADDRESS_MEM_TYPE_64, &s->uar);
 
-    s->backend = rdma_soft_backend_new(&s->rm, errp);
+    s->backend = rdma_soft_backend_new(&s->rm, pdev, errp);
     if (!s->backend) {
         msix_uninit_exclusive_bar(pdev);
         return;

@@ -218,10 +218,15 @@ static bool pvrdma_fetch(PvrdmaState *s, PvrdmaRingMap *r, uint32_t head,
            pvrdma_ring_pop(r, head);
 }
 
-static void pvrdma_qp_fatal(PvrdmaState *s, RdmaQp *qp, const char *why)
+static void pvrdma_wqe_error(RdmaQp *qp, const char *why)
 {
     qemu_log_mask(LOG_GUEST_ERROR, "pvrdma: QP %u: %s\n", qp->qpn, why);
     trace_pvrdma_wqe_bad(qp->qpn, why);
+}
+
+static void pvrdma_qp_fatal(PvrdmaState *s, RdmaQp *qp, const char *why)
+{
+    pvrdma_wqe_error(qp, why);
     rdma_rm_qp_error(&s->rm, qp, RDMA_EVENT_QP_FATAL);
 }
 
@@ -235,11 +240,13 @@ static void pvrdma_process_sq(PvrdmaState *s, RdmaQp *qp)
     PvrdmaRingMap r;
     RdmaSendWr wr;
     uint32_t head, tail;
+    bool flushing;
     int n, ret;
 
     qp->sq_pending = false;
-    if (qp->attr.qp_state != RDMA_QPS_RTS &&
-        qp->attr.qp_state != RDMA_QPS_ERR) {
+    flushing = qp->attr.qp_state == RDMA_QPS_ERR ||
+               qp->attr.qp_state == RDMA_QPS_SQE;
+    if (qp->attr.qp_state != RDMA_QPS_RTS && !flushing) {
         return;                 /* kept in the ring until RTS */
     }
     if (!pvrdma_sq_ring(s, qp, &r)) {
@@ -261,7 +268,8 @@ static void pvrdma_process_sq(PvrdmaState *s, RdmaQp *qp)
             pvrdma_qp_fatal(s, qp, "send WQE not in guest memory");
             return;
         }
-        if (qp->attr.qp_state == RDMA_QPS_ERR) {
+        if (qp->attr.qp_state == RDMA_QPS_ERR ||
+            qp->attr.qp_state == RDMA_QPS_SQE) {
             pvrdma_flush_send(s, qp, buf);
             continue;
         }
@@ -271,9 +279,9 @@ static void pvrdma_process_sq(PvrdmaState *s, RdmaQp *qp)
             RdmaWc wc = { .wr_id = wr.wr_id, .status = ret,
                           .qp_handle = qp->handle };
 
-            trace_pvrdma_wqe_bad(qp->qpn, "send WQE malformed");
+            pvrdma_wqe_error(qp, "send WQE with a bad opcode or num_sge");
             pvrdma_complete(s, qp, qp->send_cq_handle, &wc, false);
-            rdma_rm_qp_error(&s->rm, qp, RDMA_EVENT_QP_REQ_ERR);
+            rdma_rm_qp_send_error(&s->rm, qp, RDMA_EVENT_QP_REQ_ERR);
             continue;
         }
         s->backend->ops->post_send(s->backend, qp, &wr);
@@ -331,7 +339,7 @@ static int pvrdma_next_recv(void *opaque, RdmaQp *qp, RdmaRecvWr *wr)
         return -EAGAIN;
     }
     if (ret < 0 || !pvrdma_fetch(s, &r, head, buf, sizeof(buf))) {
-        trace_pvrdma_wqe_bad(qp->qpn, "receive ring unusable");
+        pvrdma_wqe_error(qp, "receive ring unusable");
         return -EIO;
     }
     wr->wr_id = h->wr_id;
@@ -340,7 +348,7 @@ static int pvrdma_next_recv(void *opaque, RdmaQp *qp, RdmaRecvWr *wr)
         RdmaWc wc = { .wr_id = h->wr_id, .status = RDMA_WC_LOC_LEN_ERR,
                       .opcode = RDMA_WC_RECV, .qp_handle = qp->handle };
 
-        trace_pvrdma_wqe_bad(qp->qpn, "receive WQE with too many SGEs");
+        pvrdma_wqe_error(qp, "receive WQE with too many SGEs");
         pvrdma_complete(s, qp, qp->recv_cq_handle, &wc, false);
         return -EIO;
     }
@@ -355,10 +363,8 @@ static int pvrdma_next_recv(void *opaque, RdmaQp *qp, RdmaRecvWr *wr)
     return 0;
 }
 
-/* Complete everything left in the rings of @qp, which is in ERR. */
-static void pvrdma_qp_flush(void *opaque, RdmaQp *qp)
+static void pvrdma_flush_sq(PvrdmaState *s, RdmaQp *qp)
 {
-    PvrdmaState *s = opaque;
     uint8_t buf[PVRDMA_WQE_MAX];
     PvrdmaRingMap r;
     uint32_t head, tail;
@@ -369,23 +375,46 @@ static void pvrdma_qp_flush(void *opaque, RdmaQp *qp)
             pvrdma_flush_send(s, qp, buf);
         }
     }
-    if (qp->is_srq) {
-        /* Its receives belong to the SRQ; tell the guest none will come. */
-        pvrdma_event(s, RDMA_EVENT_QP_LAST_WQE_REACHED, qp->handle);
+}
+
+static void pvrdma_flush_rq(PvrdmaState *s, RdmaQp *qp)
+{
+    PvrdmaRqWqeHdr h;
+    PvrdmaRingMap r;
+    uint32_t head, tail;
+
+    if (qp->is_srq || !pvrdma_rq_ring(s, qp, &r)) {
         return;
     }
-    if (pvrdma_rq_ring(s, qp, &r)) {
-        while (pvrdma_ring_peek(&r, &head, &tail) > 0 &&
-               pvrdma_fetch(s, &r, head, buf, sizeof(PvrdmaRqWqeHdr))) {
-            RdmaWc wc = {
-                .wr_id = ((PvrdmaRqWqeHdr *)buf)->wr_id,
-                .status = RDMA_WC_WR_FLUSH_ERR,
-                .opcode = RDMA_WC_RECV,
-                .qp_handle = qp->handle,
-            };
+    while (pvrdma_ring_peek(&r, &head, &tail) > 0 &&
+           pvrdma_fetch(s, &r, head, &h, sizeof(h))) {
+        RdmaWc wc = {
+            .wr_id = h.wr_id,
+            .status = RDMA_WC_WR_FLUSH_ERR,
+            .opcode = RDMA_WC_RECV,
+            .qp_handle = qp->handle,
+        };
 
-            pvrdma_complete(s, qp, qp->recv_cq_handle, &wc, false);
-        }
+        pvrdma_complete(s, qp, qp->recv_cq_handle, &wc, false);
+    }
+}
+
+/*
+ * @qp entered SQE (its sends are flushed) or ERR (its receives too; a QP
+ * on an SRQ instead tells the guest that no receive will complete).
+ */
+static void pvrdma_qp_flush(void *opaque, RdmaQp *qp)
+{
+    PvrdmaState *s = opaque;
+
+    pvrdma_flush_sq(s, qp);
+    if (qp->attr.qp_state != RDMA_QPS_ERR) {
+        return;
+    }
+    if (qp->is_srq) {
+        pvrdma_event(s, RDMA_EVENT_QP_LAST_WQE_REACHED, qp->handle);
+    } else {
+        pvrdma_flush_rq(s, qp);
     }
 }
 
@@ -434,7 +463,7 @@ void pvrdma_doorbell_qp(PvrdmaState *s, uint32_t page, uint32_t val)
     }
     if (val & PVRDMA_UAR_QP_RECV) {
         if (qp->attr.qp_state == RDMA_QPS_ERR) {
-            pvrdma_qp_flush(s, qp);
+            pvrdma_flush_rq(s, qp);
         } else if (!qp->is_srq) {
             s->backend->ops->recv_posted(s->backend, qp, NULL);
         }
@@ -453,10 +482,17 @@ void pvrdma_doorbell_cq(PvrdmaState *s, uint32_t page, uint32_t val)
         pvrdma_db_refused(page, "CQ", handle);
         return;
     }
-    /* Completions are written as they happen, so POLL has nothing to do. */
+    /*
+     * Completions are written as they happen, so POLL has nothing to do.
+     * Arming for solicited only does not narrow an arm for the next
+     * completion that is still pending (as Linux rxe and IBA 11.4.2.2).
+     */
     if (val & (PVRDMA_UAR_CQ_ARM | PVRDMA_UAR_CQ_ARM_SOL)) {
+        bool next = (val & PVRDMA_UAR_CQ_ARM) ||
+                    (cq->armed && !cq->armed_solicited);
+
         cq->armed = true;
-        cq->armed_solicited = !(val & PVRDMA_UAR_CQ_ARM);
+        cq->armed_solicited = !next;
     }
 }
 
