@@ -3,7 +3,10 @@
 #   make            install build dependencies, fetch QEMU 10.0 from Debian,
 #                   build qemu-system-x86_64 with -device pvrdma
 #   make check      build and run every test lane that runs on this machine
-#   make run        boot a Debian guest with the device and show ibv_devinfo
+#   make run        boot a Debian guest with the device, show ibv_devinfo and
+#                   run an RDMA ping-pong on it
+#   make bench      pvrdma against Linux Soft-RoCE (rxe) in one TCG guest boot,
+#                   and the host's memcpy bandwidth (figures, not a test)
 #
 # Everything generated lives under build/.
 
@@ -20,12 +23,12 @@ GUEST_DEPS := linux-source-6.1 rdma-core ibverbs-providers ibverbs-utils \
 	rdmacm-utils perftest busybox-static cpio kmod
 
 .PHONY: all deps tree build build-asan check check-qtest check-abi \
-	check-guest run clean distclean help
+	check-guest run bench clean distclean help
 
 all: build
 
 help:
-	@sed -n '2,9p' Makefile | sed 's/^# \{0,1\}//'
+	@sed -n '2,12p' Makefile | sed 's/^# \{0,1\}//'
 
 deps:
 	@bash scripts/apt-setup.sh $(BUILD_DEPS)
@@ -58,8 +61,12 @@ run: build
 	@bash scripts/apt-setup.sh $(GUEST_DEPS)
 	@bash tests/guest/run.sh $(QEMU) $(BUILD)/guest
 
+bench: build
+	@bash scripts/apt-setup.sh $(GUEST_DEPS)
+	@bash tests/bench/run-bench.sh $(QEMU) $(BUILD)/guest
+
 clean:
-	rm -rf $(BUILD)/qemu $(BUILD)/qemu-asan $(BUILD)/guest
+	rm -rf $(BUILD)/qemu $(BUILD)/qemu-asan $(BUILD)/guest $(BUILD)/bench
 
 distclean:
 	rm -rf $(BUILD)

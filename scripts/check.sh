@@ -86,7 +86,8 @@ for lane in "${lanes[@]}"; do
     guest)
         echo "== guest: Debian guest, unmodified vmw_pvrdma, on the device"
         QEMU=$build/qemu/qemu-system-x86_64 GUEST_DIR=$build/guest \
-            bash "$top/tests/guest/check.sh" 2>&1 | tee "$logdir/guest.log"
+            bash "$top/tests/guest/check.sh" --datapath 2>&1 |
+            tee "$logdir/guest.log"
         count guest "$logdir/guest.log"
         ;;
     *)

@@ -5,10 +5,20 @@
 # vmw_pvrdma driver on our pvrdma device and assert on the guest's real
 # output (console log sections written by tests/guest/init).
 #
-# Usage: check.sh [--no-pvrdma] [--log FILE] [--timeout SEC]
+# Usage: check.sh [--no-pvrdma] [--datapath] [--rxe] [--log FILE] [--timeout SEC]
 #   --no-pvrdma   vmxnet3-only boot (for a QEMU without the device): checks
 #                 that the guest, its modules and its tools work
-#   GUEST_PVRDMA=0 in the environment is the same as --no-pvrdma.
+#   --datapath    also run the data-path tests in the same boot: real RDMA
+#                 programs, server and client in the guest on the device
+#                 (rc-pingpong ... rping), after the other tests
+#   --rxe         the data-path tests on Linux Soft-RoCE (rxe0 on the
+#                 vmxnet3 interface) in a vmxnet3-only boot: checks the
+#                 harness itself (implies --datapath and --no-pvrdma)
+#   GUEST_PVRDMA=0 in the environment is the same as --no-pvrdma,
+#   GUEST_DATAPATH=1 the same as --datapath, GUEST_DATAPATH_RXE=1 as --rxe.
+#   GUEST_DATAPATH_TIMEOUT: deadline in seconds for each data-path program
+#   pair, server and client together (default 30); GUEST_DATAPATH_ITERS:
+#   their iteration count (default 100).
 #
 # Prints one line per test, "PASS: name" or "FAIL: name" (reasons follow on
 # lines starting with "#"), and at the end "guest: N passed, N failed".
@@ -20,11 +30,17 @@ top=$(cd "$here/../.." && pwd)
 guest_dir=${GUEST_DIR:-$top/build/guest}
 
 pvrdma=${GUEST_PVRDMA:-1}
+datapath=${GUEST_DATAPATH:-0}
+rxe=${GUEST_DATAPATH_RXE:-0}
+dp_timeout=${GUEST_DATAPATH_TIMEOUT:-30}
+dp_iters=${GUEST_DATAPATH_ITERS:-100}
 log=$guest_dir/logs/check.log
-timeout_s=${GUEST_TIMEOUT:-300}
+timeout_s=${GUEST_TIMEOUT:-}
 while [ $# -gt 0 ]; do
     case $1 in
         --no-pvrdma) pvrdma=0; shift ;;
+        --datapath) datapath=1; shift ;;
+        --rxe) rxe=1; shift ;;
         --log) log=$2; shift 2 ;;
         --timeout) timeout_s=$2; shift 2 ;;
         -h|--help) sed -n '/^# Usage/,/^set -uo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
@@ -53,7 +69,17 @@ finish() {
     exit $?
 }
 
-if [ "$pvrdma" = 1 ]; then
+# The data-path tests, named after their programs, and the guest's
+# scenario (= console section) behind each.
+dp_tests=(rc-pingpong ud-pingpong srq-pingpong ib-send-bw ib-send-bw-ud
+          ib-write-bw ib-read-bw ib-atomic-bw ib-send-lat ib-send-lat-ud
+          ib-write-lat ib-read-lat rping)
+[ "$rxe" = 1 ] && { datapath=1; pvrdma=0; }
+if [ "$rxe" = 1 ]; then
+    tests=(boot modules net rxe kernel-clean shutdown "${dp_tests[@]}")
+    scenarios=rxe,datapath
+    run_opts=(--no-pvrdma --append pvrdma.ibdev=rxe0)
+elif [ "$pvrdma" = 1 ]; then
     tests=(boot modules net probe devinfo gid-roce-v2 reload device-errors kernel-clean shutdown)
     scenarios=probe,devinfo,gids,reload
     run_opts=()
@@ -62,6 +88,21 @@ else
     scenarios=smoke
     run_opts=(--no-pvrdma)
 fi
+if [ "$datapath" = 1 ] && [ "$rxe" = 0 ]; then
+    if [ "$pvrdma" = 1 ]; then
+        tests+=("${dp_tests[@]}")
+        scenarios=$scenarios,datapath
+    else
+        echo "# --datapath needs the pvrdma device (or --rxe); ignored with --no-pvrdma" >&2
+        datapath=0
+    fi
+fi
+if [ "$datapath" = 1 ]; then
+    run_opts+=(--append "pvrdma.timeout=$dp_timeout pvrdma.iters=$dp_iters")
+    # every pair may run into its deadline (plus the kill and report time)
+    [ -n "$timeout_s" ] || timeout_s=$((300 + ${#dp_tests[@]} * (dp_timeout + 10)))
+fi
+[ -n "$timeout_s" ] || timeout_s=300
 
 # --- boot the guest ---------------------------------------------------------
 mkdir -p "$(dirname "$log")"
@@ -148,7 +189,7 @@ t_probe() {
 # (command failures, QP1 setup, teardown); the probe itself may still pass.
 t_device_errors() {
     local errs
-    errs=$(klog | grep -iE 'vmw_pvrdma|pvrdma|0000:00:10\.1' |
+    errs=$(klog | grep -iE 'vmw_pvrdma|pvrdma|0000:00:10\.1' | grep -v 'ommand line: ' |
            grep -iE "fail|error|unable|timed? ?out|cannot|could ?n.?t|invalid" |
            grep -v 'module verification failed')
     if [ -z "$errs" ]; then pass device-errors; else
@@ -259,6 +300,131 @@ t_shutdown() {
         pass shutdown
     fi
 }
+
+t_rxe() {
+    if section rxe | grep -q '^rdma link add exit status 0$' &&
+       guest_result rxe | grep -q '^GUEST-RESULT: rxe PASS'; then pass rxe; else
+        fail rxe "Soft-RoCE rxe0 did not come up:" "$(section rxe | head -5)" "$(guest_result rxe)"
+    fi
+}
+
+# --- data path --------------------------------------------------------------
+# The section of each pair (init's pair()) holds the commands, each side's
+# exit status and output, and a deadline note.  A test passes only if both
+# sides exited 0 and both printed their own success output.
+
+# dp_side TEXT server|client: that side's output
+dp_side() {
+    echo "$1" | awk -v w="$2" '/^--- server \(exit / { on = (w == "server"); next }
+                               /^--- client \(exit / { on = (w == "client"); next }
+                               /^--- / { on = 0 } on'
+}
+dp_rc() { echo "$1" | sed -n "s/^--- $2 (exit \(.*\))\$/\1/p" | head -1; }
+# dp_opt TEXT OPT DEFAULT: the value of OPT in the client's command line
+dp_opt() {
+    local v
+    v=$(echo "$1" | sed -n 's/^client: //p' | head -1 |
+        awk -v o="$2" '{ for (i = 1; i < NF; i++) if ($i == o) { print $(i + 1); exit } }')
+    echo "${v:-$3}"
+}
+
+# Output checks: each prints what is missing (nothing if all is there).
+# ibv_*_pingpong: both sides print "<bytes> bytes in <t> seconds = <r>
+# Mbit/sec" and "<n> iters in <t> seconds = <r> usec/iter"; with -c a bad
+# buffer prints "invalid data in page <p>" (the exit status stays 0).
+chk_pingpong() {   # TEXT
+    local s=$1 n side out
+    n=$(dp_opt "$s" -n 1000)
+    for side in server client; do
+        out=$(dp_side "$s" $side)
+        echo "$out" | grep -q '^  remote address: ' || echo "$side: no 'remote address' (no out-of-band exchange)"
+        echo "$out" | grep -qE '^[0-9]+ bytes in [0-9.]+ seconds = [0-9.]+ Mbit/sec$' ||
+            echo "$side: no '<bytes> bytes in <t> seconds = <r> Mbit/sec'"
+        echo "$out" | grep -qE "^$n iters in [0-9.]+ seconds = [0-9.]+ usec/iter\$" ||
+            echo "$side: no '$n iters in <t> seconds = <r> usec/iter'"
+        echo "$out" | grep -q 'invalid data' &&
+            echo "$side: content check failed: $(echo "$out" | grep -m2 'invalid data' | tr '\n' ' ')"
+    done
+}
+# perftest: the result row "<size> <iterations> <numbers...>" under the
+# "#bytes" header; bw tests need 3 numbers, lat tests 7.  WHO: both or
+# client (the server of some tests prints no result).  A figure may be 0,
+# inf or nan: perftest's clock calibration fails now and then under TCG
+# ("Correlation coefficient r^2 ... < 0.9"), and tests do not judge timings.
+chk_perf() {   # TEXT bw|lat DEFAULT-SIZE WHO
+    local s=$1 kind=$2 size n nums side out
+    size=$(dp_opt "$s" -s "$3")
+    n=$(dp_opt "$s" -n 1000)
+    [ "$kind" = bw ] && nums=3 || nums=7
+    for side in server client; do
+        out=$(dp_side "$s" $side)
+        echo "$out" | grep -q '^ remote address: ' || echo "$side: no 'remote address' (no out-of-band exchange)"
+        [ "$side" = server ] && [ "$4" = client ] && continue
+        echo "$out" | awk -v sz="$size" -v n="$n" -v k="$nums" '
+            $1 == "#bytes" { hdr = 1; next }
+            hdr && $1 == sz && $2 == n && NF >= 2 + k {
+                for (i = 3; i <= 2 + k; i++) if ($i !~ /^-?([0-9]+(\.[0-9]+)?|inf|nan)$/) next
+                ok = 1 }
+            END { exit !ok }' ||
+            echo "$side: no result row '$size $n <$nums numbers>' under '#bytes'"
+    done
+}
+# rping -v -V: the client prints "ping data: rdma-ping-<i>: ..." for each
+# of the -C pings (with -V it stops at the first mismatch), the server
+# "server ping data: ..." and, once the client disconnected, "server
+# DISCONNECT EVENT..." (the client's own DISCONNECT line races with its
+# exit, so it is not required).
+chk_rping() {   # TEXT
+    local s=$1 c srv cli i
+    c=$(dp_opt "$s" -C 0)
+    srv=$(dp_side "$s" server)
+    cli=$(dp_side "$s" client)
+    i=$(echo "$cli" | grep -c '^ping data: rdma-ping-[0-9]*: ')
+    [ "$i" = "$c" ] || echo "client: $i of $c 'ping data: rdma-ping-N' lines"
+    i=$(echo "$srv" | grep -c '^server ping data: rdma-ping-[0-9]*: ')
+    [ "$i" = "$c" ] || echo "server: $i of $c 'server ping data: rdma-ping-N' lines"
+    echo "$srv" | grep -q '^server DISCONNECT EVENT' || echo "server: no 'server DISCONNECT EVENT'"
+    echo "$srv$cli" | grep -qiE 'mismatch|error' &&
+        echo "errors: $(echo "$srv$cli" | grep -iE -m2 'mismatch|error' | tr '\n' ' ')"
+}
+
+# dp TEST SCENARIO CHECK ARGS...: the verdict on one data-path pair
+dp() {
+    local t=$1 sc=$2 chk=$3 s rs rc why=() l srv cli
+    shift 3
+    s=$(section "$sc")
+    if [ -z "$s" ]; then
+        fail "$t" "no '$sc' section: the guest did not run it (guest stopped early or timed out?)" \
+            "$(guest_result "$sc")"
+        return
+    fi
+    rs=$(dp_rc "$s" server)
+    rc=$(dp_rc "$s" client)
+    [ "$rs" = 0 ] || why+=("server exit status $rs")
+    [ "$rc" = 0 ] || why+=("client exit status $rc")
+    l=$(echo "$s" | grep -m1 '^--- deadline: ')
+    [ -z "$l" ] || why+=("${l#--- }")
+    while IFS= read -r l; do [ -n "$l" ] && why+=("$l"); done < <("$chk" "$s" "$@")
+    if [ ${#why[@]} = 0 ]; then pass "$t"; return; fi
+    srv=$(dp_side "$s" server | grep -v '^[- ]*$' | tail -n 3)
+    cli=$(dp_side "$s" client | grep -v '^[- ]*$' | tail -n 3)
+    fail "$t" "${why[@]}" "$(echo "$s" | grep -m1 '^client: ')" \
+        "server output ends: ${srv:-(nothing)}" "client output ends: ${cli:-(nothing)}" \
+        "$(echo "$s" | sed -n '/^--- stuck tasks/,$p' | head -12)"
+}
+t_rc_pingpong() { dp rc-pingpong rc_pingpong chk_pingpong; }
+t_ud_pingpong() { dp ud-pingpong ud_pingpong chk_pingpong; }
+t_srq_pingpong() { dp srq-pingpong srq_pingpong chk_pingpong; }
+t_ib_send_bw() { dp ib-send-bw ib_send_bw chk_perf bw 65536 both; }
+t_ib_send_bw_ud() { dp ib-send-bw-ud ib_send_bw_ud chk_perf bw 65536 both; }
+t_ib_write_bw() { dp ib-write-bw ib_write_bw chk_perf bw 65536 both; }
+t_ib_read_bw() { dp ib-read-bw ib_read_bw chk_perf bw 65536 both; }
+t_ib_atomic_bw() { dp ib-atomic-bw ib_atomic_bw chk_perf bw 8 both; }
+t_ib_send_lat() { dp ib-send-lat ib_send_lat chk_perf lat 2 both; }
+t_ib_send_lat_ud() { dp ib-send-lat-ud ib_send_lat_ud chk_perf lat 2 both; }
+t_ib_write_lat() { dp ib-write-lat ib_write_lat chk_perf lat 2 both; }
+t_ib_read_lat() { dp ib-read-lat ib_read_lat chk_perf lat 2 client; }
+t_rping() { dp rping rping chk_rping; }
 
 for t in "${tests[@]}"; do
     "t_${t//-/_}"
