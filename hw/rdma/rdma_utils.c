@@ -5,6 +5,7 @@
  */
 
 #include "qemu/osdep.h"
+#include "qemu/rcu.h"
 #include "system/dma.h"
 #include "rdma_utils.h"
 #include "trace.h"
@@ -32,13 +33,22 @@ bool rdma_dma_write(PCIDevice *pdev, dma_addr_t addr, const void *buf,
     return true;
 }
 
-/* A page the guest hands us must be aligned and backed by memory. */
+bool rdma_ram_ok(PCIDevice *pdev, uint64_t addr, uint64_t len)
+{
+    hwaddr xlat, plen = len;
+    MemoryRegion *mr;
+
+    RCU_READ_LOCK_GUARD();
+    mr = address_space_translate(pci_get_address_space(pdev), addr, &xlat,
+                                 &plen, true, MEMTXATTRS_UNSPECIFIED);
+    return memory_region_is_ram(mr) && !memory_region_is_romd(mr) &&
+           !mr->readonly && plen >= len;
+}
+
 static bool rdma_page_ok(PCIDevice *pdev, uint64_t addr)
 {
     return addr && !(addr & (RDMA_PAGE_SIZE - 1)) &&
-           dma_memory_valid(pci_get_address_space(pdev), addr,
-                            RDMA_PAGE_SIZE, DMA_DIRECTION_TO_DEVICE,
-                            MEMTXATTRS_UNSPECIFIED);
+           rdma_ram_ok(pdev, addr, RDMA_PAGE_SIZE);
 }
 
 bool rdma_pdir_load(PCIDevice *pdev, dma_addr_t pdir, uint32_t npages,

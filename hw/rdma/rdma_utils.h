@@ -24,6 +24,12 @@ typedef struct RdmaPageList {
     uint32_t npages;
 } RdmaPageList;
 
+/*
+ * Is [@addr, @addr + @len) writable guest RAM for this device's DMA?  Not
+ * MMIO: a ring or slot inside a BAR (this device's own included) would
+ * turn the device's writes into register accesses.
+ */
+bool rdma_ram_ok(PCIDevice *pdev, uint64_t addr, uint64_t len);
 bool rdma_dma_read(PCIDevice *pdev, dma_addr_t addr, void *buf, size_t len);
 bool rdma_dma_write(PCIDevice *pdev, dma_addr_t addr, const void *buf,
                     size_t len);

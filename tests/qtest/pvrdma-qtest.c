@@ -244,9 +244,10 @@ void qp_chunks(const QpSpec *q, uint32_t *send, uint32_t *total)
                           PAGE));
 }
 
-PvrdmaCmdCreateQp qp_cmd(Pv *pv, const QpSpec *q)
+PvrdmaCmdCreateQp qp_cmd_pages(Pv *pv, const QpSpec *q, uint64_t **pages)
 {
     uint32_t send, total;
+    uint64_t *p;
     PvrdmaCmdCreateQp c = {
         .hdr.cmd = PVRDMA_CMD_CREATE_QP, .qp_type = q->type,
         .pd_handle = q->pd, .send_cq_handle = q->scq,
@@ -259,8 +260,19 @@ PvrdmaCmdCreateQp qp_cmd(Pv *pv, const QpSpec *q)
     qp_chunks(q, &send, &total);
     c.send_chunks = send;
     c.total_chunks = total;
-    c.pdir_dma = make_ring(pv, total);
+    p = g_new0(uint64_t, total);
+    c.pdir_dma = make_pdir(pv, total, p);
+    if (pages) {
+        *pages = p;
+    } else {
+        g_free(p);
+    }
     return c;
+}
+
+PvrdmaCmdCreateQp qp_cmd(Pv *pv, const QpSpec *q)
+{
+    return qp_cmd_pages(pv, q, NULL);
 }
 
 uint32_t create_qp(Pv *pv, const QpSpec *q, uint32_t *qpn,
@@ -585,25 +597,13 @@ PvQp *pv_qp_new(Pv *pv, const QpSpec *q, uint8_t sq_sig_all,
                 uint32_t access)
 {
     PvQp *qp = g_new0(PvQp, 1);
-    PvrdmaCmdCreateQp c = {
-        .hdr.cmd = PVRDMA_CMD_CREATE_QP, .qp_type = q->type,
-        .pd_handle = q->pd, .send_cq_handle = q->scq,
-        .recv_cq_handle = q->rcq, .srq_handle = q->srq, .is_srq = q->is_srq,
-        .max_send_wr = q->send_wr, .max_recv_wr = q->recv_wr,
-        .max_send_sge = q->send_sge, .max_recv_sge = q->recv_sge,
-    };
+    PvrdmaCmdCreateQp c = qp_cmd_pages(pv, q, &qp->pages);
     PvrdmaCmdCreateQpRespV2 r = { 0 };
     uint32_t send_wr = pow2ceil(MAX(q->send_wr, 1));
     uint32_t recv_wr = pow2ceil(MAX(q->recv_wr, 1));
-    uint32_t send, total;
 
-    qp_chunks(q, &send, &total);
-    c.send_chunks = send;
-    c.total_chunks = total;
-    qp->npages = total;
-    qp->send_chunks = send;
-    qp->pages = g_new0(uint64_t, qp->npages);
-    c.pdir_dma = make_pdir(pv, qp->npages, qp->pages);
+    qp->npages = c.total_chunks;
+    qp->send_chunks = c.send_chunks;
     c.sq_sig_all = sq_sig_all;
     c.access_flags = access;
     g_assert_cmpuint(CMD(pv, c, &r), ==, ERR_OK);

@@ -75,6 +75,8 @@ uint32_t create_cq_pages(Pv *pv, uint32_t cqe, uint32_t nchunks,
 uint32_t create_cq(Pv *pv, uint32_t cqe, uint32_t *out);
 uint32_t wqe_bytes(uint32_t hdr, uint32_t sge);
 void qp_chunks(const QpSpec *q, uint32_t *send, uint32_t *total);
+/* CREATE_QP for @q with fresh ring pages (kept in *@pages if asked). */
+PvrdmaCmdCreateQp qp_cmd_pages(Pv *pv, const QpSpec *q, uint64_t **pages);
 PvrdmaCmdCreateQp qp_cmd(Pv *pv, const QpSpec *q);
 uint32_t create_qp(Pv *pv, const QpSpec *q, uint32_t *qpn,
                           uint32_t *handle);

@@ -827,6 +827,69 @@ static void test_cmd_unknown(void)
     pv_stop(pv);
 }
 
+static uint32_t port_state(Pv *pv)
+{
+    PvrdmaCmdQueryPort c = { .hdr.cmd = PVRDMA_CMD_QUERY_PORT, .port_num = 1 };
+    PvrdmaCmdQueryPortResp r;
+
+    g_assert_cmpuint(CMD(pv, c, &r), ==, ERR_OK);
+    return r.attrs.state;
+}
+
+static void set_link(Pv *pv, bool up)
+{
+    QDict *resp = qtest_qmp(pv->qts, "{'execute': 'set_link', 'arguments': "
+                            "{'name': 'vmxnet3.0', 'up': %i}}", up);
+
+    g_assert(!qdict_haskey(resp, "error"));
+    qobject_unref(resp);
+    qtest_clock_step(pv->qts, 300 * 1000 * 1000);
+}
+
+/* The port follows function 0's Ethernet link, with PORT_ERR/ACTIVE. */
+static void test_port_link(void)
+{
+    Pv *pv = pv_probe();
+    PvrdmaEqe ev[4];
+
+    g_assert_cmpuint(port_state(pv), ==, PVRDMA_PORT_ACTIVE);
+    set_link(pv, false);
+    g_assert_cmphex(rd(pv, PVRDMA_REG_ICR) & PVRDMA_INTR_CAUSE_ASYNC, !=, 0);
+    g_assert_cmpuint(port_state(pv), ==, PVRDMA_PORT_DOWN);
+    g_assert_cmpuint(pv_events(pv, ev, 4), ==, 1);
+    g_assert_cmpuint(ev[0].type, ==, PVRDMA_EVENT_PORT_ERR);
+    g_assert_cmpuint(ev[0].info, ==, 1);
+    set_link(pv, true);
+    g_assert_cmpuint(port_state(pv), ==, PVRDMA_PORT_ACTIVE);
+    g_assert_cmpuint(pv_events(pv, ev, 4), ==, 1);
+    g_assert_cmpuint(ev[0].type, ==, PVRDMA_EVENT_PORT_ACTIVE);
+    /* No change, no event. */
+    qtest_clock_step(pv->qts, 1000 * 1000 * 1000);
+    g_assert_cmpuint(pv_events(pv, ev, 4), ==, 0);
+    pv_stop(pv);
+}
+
+/* Rings and slots must be guest RAM, never a BAR (the device's own). */
+static void test_ring_in_bar(void)
+{
+    Pv *pv = pv_start();
+    uint64_t pages[2] = { pv->regs.addr, 0 };
+    uint32_t cq;
+
+    /* The command slot inside the register BAR */
+    g_assert_cmpuint(pv_write_dsr(pv, PVRDMA_VERSION_QPHANDLE, 4, 4), ==, 0);
+    qtest_writeq(pv->qts, pv->dsr + offsetof(PvrdmaDsr, cmd_slot_dma),
+                 pv->regs.addr);
+    wr(pv, PVRDMA_REG_DSRHIGH, pv->dsr >> 32);
+    g_assert_cmpuint(rd(pv, PVRDMA_REG_ERR), !=, 0);
+    /* A CQ whose ring state page is the register BAR */
+    g_assert_cmpuint(pv_write_dsr(pv, PVRDMA_VERSION_QPHANDLE, 4, 4), ==, 0);
+    wr(pv, PVRDMA_REG_IMR, 0);
+    g_assert_cmpuint(create_cq_pages(pv, 4, 2, make_pdir(pv, 2, pages), &cq),
+                     !=, 0);
+    pv_stop(pv);
+}
+
 /* Ordering abuse, reset and teardown */
 
 static void test_order_second_dsr(void)
@@ -1179,6 +1242,8 @@ int main(int argc, char **argv)
     qtest_add_func("/pvrdma/cmd/srq-disabled", test_cmd_srq_disabled);
     qtest_add_func("/pvrdma/cmd/bind", test_cmd_bind);
     qtest_add_func("/pvrdma/cmd/unknown", test_cmd_unknown);
+    qtest_add_func("/pvrdma/port/link", test_port_link);
+    qtest_add_func("/pvrdma/regression/ring-in-bar", test_ring_in_bar);
     qtest_add_func("/pvrdma/order/second-dsr", test_order_second_dsr);
     qtest_add_func("/pvrdma/order/ctl-reset", test_order_reset);
     qtest_add_func("/pvrdma/order/system-reset", test_order_system_reset);

@@ -84,6 +84,9 @@ struct PvrdmaState {
     RdmaResources rm;
     RdmaBackend *backend;
     QEMUBH *sq_bh;                  /* send queues beyond a doorbell's budget */
+    bool port_up;                   /* function 0's Ethernet link */
+    QEMUTimer *link_timer;
+    QEMUBH *link_bh;
     uint8_t mac[6];
 
     PvrdmaParams params;

@@ -30,8 +30,8 @@ static int pvrdma_query_port(PvrdmaState *s, const PvrdmaCmdReq *req,
         return -EINVAL;
     }
     s->backend->ops->query_port(s->backend, &port);
-    a->state = port.active && s->activated ? PVRDMA_PORT_ACTIVE
-                                           : PVRDMA_PORT_DOWN;
+    a->state = port.active && s->activated && s->port_up ?
+               PVRDMA_PORT_ACTIVE : PVRDMA_PORT_DOWN;
     a->max_mtu = port.max_mtu;
     a->active_mtu = port.active_mtu;
     a->gid_tbl_len = s->rm.limits.gid_tbl_len;

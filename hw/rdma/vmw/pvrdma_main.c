@@ -15,6 +15,7 @@
 #include "hw/qdev-properties.h"
 #include "hw/qdev-properties-system.h"
 #include "migration/vmstate.h"
+#include "net/net.h"
 #include "pvrdma.h"
 #include "trace.h"
 
@@ -76,6 +77,66 @@ static bool pvrdma_dev_ring_load(PvrdmaState *s, PvrdmaDevRing *ring,
     return true;
 }
 
+/*
+ * Port state follows the Ethernet link of function 0, as on a RoCE NIC:
+ * QMP set_link on the vmxnet3 (or its netdev) takes the port down and up,
+ * and the guest gets PORT_ERR / PORT_ACTIVE.  QEMU has no link-change
+ * notifier for another device's NIC, so a timer looks every 200 ms.
+ */
+#define PVRDMA_LINK_POLL_NS     (200 * SCALE_MS)
+
+typedef struct PvrdmaLinkQuery {
+    PCIDevice *fn0;
+    bool up;
+} PvrdmaLinkQuery;
+
+static void pvrdma_link_of_nic(NICState *nic, void *opaque)
+{
+    PvrdmaLinkQuery *q = opaque;
+
+    if (nic->opaque == q->fn0) {
+        q->up = !qemu_get_queue(nic)->link_down;
+    }
+}
+
+static bool pvrdma_link_up(PvrdmaState *s)
+{
+    PCIDevice *pdev = PCI_DEVICE(s);
+    PvrdmaLinkQuery q = {
+        .fn0 = pci_find_device(pci_get_bus(pdev), pci_dev_bus_num(pdev),
+                               PCI_DEVFN(PCI_SLOT(pdev->devfn), 0)),
+        .up = true,
+    };
+
+    qemu_foreach_nic(pvrdma_link_of_nic, &q);
+    return q.up;
+}
+
+static void pvrdma_link_bh(void *opaque)
+{
+    PvrdmaState *s = opaque;
+    bool up = pvrdma_link_up(s);
+
+    if (up != s->port_up) {
+        s->port_up = up;
+        trace_pvrdma_port(up);
+        if (s->activated) {
+            pvrdma_front_ops.event(s, up ? RDMA_EVENT_PORT_ACTIVE
+                                         : RDMA_EVENT_PORT_ERR, 1);
+        }
+    }
+}
+
+static void pvrdma_link_timer(void *opaque)
+{
+    PvrdmaState *s = opaque;
+
+    /* The event is DMA: post it under the device's re-entrancy guard. */
+    qemu_bh_schedule(s->link_bh);
+    timer_mod(s->link_timer, qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL) +
+              PVRDMA_LINK_POLL_NS);
+}
+
 /* Device shared region */
 
 static void pvrdma_fill_caps(PvrdmaState *s, PvrdmaDeviceCaps *c)
@@ -127,10 +188,7 @@ static void pvrdma_fill_caps(PvrdmaState *s, PvrdmaDeviceCaps *c)
 
 static bool pvrdma_slot_ok(PvrdmaState *s, uint64_t addr)
 {
-    return addr && dma_memory_valid(pci_get_address_space(PCI_DEVICE(s)),
-                                    addr, RDMA_PAGE_SIZE,
-                                    DMA_DIRECTION_FROM_DEVICE,
-                                    MEMTXATTRS_UNSPECIFIED);
+    return addr && rdma_ram_ok(PCI_DEVICE(s), addr, RDMA_PAGE_SIZE);
 }
 
 /* Everything the guest created, and the DSR itself, go away. */
@@ -161,7 +219,8 @@ static void pvrdma_load_dsr(PvrdmaState *s)
         pvrdma_unload(s);
     }
     s->err = EINVAL;
-    if (!addr || !rdma_dma_read(PCI_DEVICE(s), addr, &dsr, sizeof(dsr))) {
+    if (!addr || !rdma_ram_ok(PCI_DEVICE(s), addr, sizeof(dsr)) ||
+        !rdma_dma_read(PCI_DEVICE(s), addr, &dsr, sizeof(dsr))) {
         pvrdma_guest_error("DSR at 0x%" PRIx64 " is not readable", addr);
         return;
     }
@@ -537,6 +596,12 @@ static void pvrdma_realize(PCIDevice *pdev, Error **errp)
         return;
     }
     pvrdma_qp_ops_init(s);
+    s->port_up = pvrdma_link_up(s);
+    s->link_bh = qemu_bh_new_guarded(pvrdma_link_bh, s,
+                                     &DEVICE(s)->mem_reentrancy_guard);
+    s->link_timer = timer_new_ns(QEMU_CLOCK_VIRTUAL, pvrdma_link_timer, s);
+    timer_mod(s->link_timer, qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL) +
+              PVRDMA_LINK_POLL_NS);
     pvrdma_reset_state(s);
 }
 
@@ -545,6 +610,8 @@ static void pvrdma_exit(PCIDevice *pdev)
     PvrdmaState *s = PVRDMA(pdev);
 
     pvrdma_reset_state(s);
+    timer_free(s->link_timer);
+    qemu_bh_delete(s->link_bh);
     pvrdma_qp_ops_fini(s);
     rdma_rm_fini(&s->rm);
     s->backend->ops->destroy(s->backend);
