@@ -413,6 +413,14 @@ static void pvrdma_uar_write(void *opaque, hwaddr addr, uint64_t val,
     PvrdmaState *s = opaque;
     uint32_t page = addr / PVRDMA_UAR_PAGE_SIZE;
 
+    /*
+     * CQ POLL alone asks for nothing (completions are written as they
+     * happen) and user space writes it on every empty poll: return at once.
+     */
+    if ((addr & (PVRDMA_UAR_PAGE_SIZE - 1)) == PVRDMA_UAR_CQ_OFFSET &&
+        !(val & (PVRDMA_UAR_CQ_ARM | PVRDMA_UAR_CQ_ARM_SOL))) {
+        return;
+    }
     if (!s->dsr_loaded) {
         pvrdma_guest_error("doorbell before the device was set up");
         return;
