@@ -4,8 +4,8 @@
  * A local SGE or a remote (va, rkey, length) is resolved once into
  * segments of memory regions, checking key, PD, access rights and bounds
  * (written so that va + len cannot wrap).  Data then moves between guest
- * pages directly: each chunk is mapped with dma_memory_map and copied with
- * one memcpy, so a transfer between two guest buffers costs one copy.
+ * pages directly through dma_memory_map windows, one memcpy per contiguous
+ * chunk, so a transfer between two guest buffers costs one copy.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
@@ -146,17 +146,74 @@ static uint64_t rdma_soft_cursor_next(RdmaSoftCursor *c, uint64_t max,
     return n;
 }
 
+/*
+ * Mappings of guest RAM kept across the chunks of a copy: mapping and
+ * unmapping every 4 KiB page cost a quarter of a 1 MiB transfer.  A
+ * chunk outside the window maps a new one (as far as the RAM block goes).
+ */
+#define RDMA_SOFT_MAP_WINDOW    (1ull << 30)
+
+typedef struct RdmaSoftMap {
+    AddressSpace *as;
+    DMADirection dir;
+    uint64_t gpa;
+    dma_addr_t len;
+    uint8_t *host;
+    uint64_t used;                  /* bytes from gpa touched (dirty) */
+} RdmaSoftMap;
+
+static void rdma_soft_map_put(RdmaSoftMap *m)
+{
+    if (m->host) {
+        dma_memory_unmap(m->as, m->host, m->len, m->dir,
+                         m->dir == DMA_DIRECTION_FROM_DEVICE ? m->used : 0);
+        m->host = NULL;
+    }
+}
+
+/*
+ * Host address of @gpa; *@n is cut to what the window holds from there.
+ * A destination window only grows at its end: unmapping marks the bytes
+ * from its start dirty (and drops translated code there), so it must not
+ * cover more than was written.
+ */
+static void *rdma_soft_map_get(RdmaSoftMap *m, uint64_t gpa, uint64_t *n)
+{
+    uint64_t off;
+    bool miss = !m->host || gpa < m->gpa || gpa - m->gpa >= m->len ||
+                (m->dir == DMA_DIRECTION_FROM_DEVICE &&
+                 gpa != m->gpa + m->used);
+
+    if (miss) {
+        rdma_soft_map_put(m);
+        m->len = RDMA_SOFT_MAP_WINDOW;
+        m->host = dma_memory_map(m->as, gpa, &m->len, m->dir,
+                                 MEMTXATTRS_UNSPECIFIED);
+        if (!m->host) {
+            return NULL;
+        }
+        m->gpa = gpa;
+        m->used = 0;
+    }
+    off = gpa - m->gpa;
+    *n = MIN(*n, m->len - off);
+    m->used = MAX(m->used, off + *n);
+    return m->host + off;
+}
+
 bool rdma_soft_copy(PCIDevice *pdev, RdmaSoftSgl *dst, uint64_t dst_off,
                     RdmaSoftSgl *src, uint64_t len)
 {
     AddressSpace *as = pci_get_address_space(pdev);
+    RdmaSoftMap dm = { .as = as, .dir = DMA_DIRECTION_FROM_DEVICE };
+    RdmaSoftMap sm = { .as = as, .dir = DMA_DIRECTION_TO_DEVICE };
     RdmaSoftCursor d, s;
     uint64_t dphys = 0, sphys = 0, dn = 0, sn = 0;
+    bool ok = true;
 
     rdma_soft_cursor_init(&d, dst, dst_off);
     rdma_soft_cursor_init(&s, src, 0);
     while (len) {
-        dma_addr_t dl, sl;
         uint64_t n;
         void *dp, *sp;
 
@@ -166,36 +223,23 @@ bool rdma_soft_copy(PCIDevice *pdev, RdmaSoftSgl *dst, uint64_t dst_off,
         if (!sn) {
             sn = rdma_soft_cursor_next(&s, len, &sphys);
         }
-        if (!dn || !sn) {
-            return false;
-        }
         n = MIN(dn, sn);
-        dl = sl = n;
-        dp = dma_memory_map(as, dphys, &dl, DMA_DIRECTION_FROM_DEVICE,
-                            MEMTXATTRS_UNSPECIFIED);
-        sp = dma_memory_map(as, sphys, &sl, DMA_DIRECTION_TO_DEVICE,
-                            MEMTXATTRS_UNSPECIFIED);
-        if (!dp || !sp) {
-            if (dp) {
-                dma_memory_unmap(as, dp, dl, DMA_DIRECTION_FROM_DEVICE, 0);
-            }
-            if (sp) {
-                dma_memory_unmap(as, sp, sl, DMA_DIRECTION_TO_DEVICE, 0);
-            }
-            return false;
+        dp = n ? rdma_soft_map_get(&dm, dphys, &n) : NULL;
+        sp = dp ? rdma_soft_map_get(&sm, sphys, &n) : NULL;
+        if (!sp) {
+            ok = false;
+            break;
         }
-        /* A mapping may come back shorter (end of a RAM block). */
-        n = MIN(n, MIN(dl, sl));
         memmove(dp, sp, n);
-        dma_memory_unmap(as, dp, dl, DMA_DIRECTION_FROM_DEVICE, n);
-        dma_memory_unmap(as, sp, sl, DMA_DIRECTION_TO_DEVICE, n);
         dphys += n;
         sphys += n;
         dn -= n;
         sn -= n;
         len -= n;
     }
-    return true;
+    rdma_soft_map_put(&dm);
+    rdma_soft_map_put(&sm);
+    return ok;
 }
 
 bool rdma_soft_write_buf(PCIDevice *pdev, RdmaSoftSgl *dst, uint64_t off,
