@@ -8,9 +8,10 @@
  * status, so the ring always makes progress (CVE-2018-20124, -20216).
  *
  * Threading: doorbells run in the vCPU thread that wrote them, under the
- * BQL; a doorbell handles at most PVRDMA_SQ_BUDGET WQEs and leaves the rest
- * to a bottom half in the main loop (also under the BQL), so a vCPU never
- * does unbounded work.  The backend completes WRs synchronously or from
+ * BQL; a doorbell handles at most PVRDMA_SQ_BUDGET WQEs or PVRDMA_SQ_BYTES
+ * of data and leaves the rest to a bottom half in the main loop (also under
+ * the BQL), so a vCPU never does unbounded work (one WR is done in one go:
+ * at most max_msg_sz, 2 GiB).  The backend completes WRs synchronously or from
  * main-loop timers; nothing here runs outside the BQL.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
@@ -22,7 +23,8 @@
 #include "pvrdma.h"
 #include "trace.h"
 
-#define PVRDMA_SQ_BUDGET    64
+#define PVRDMA_SQ_BUDGET    64          /* WQEs per doorbell or BH pass */
+#define PVRDMA_SQ_BYTES     (4 << 20)   /* and bytes they may move */
 #define PVRDMA_WQE_MAX      (sizeof(PvrdmaSqWqeHdr) + \
                              RDMA_MAX_SGE * sizeof(PvrdmaSge))
 
@@ -239,7 +241,8 @@ static void pvrdma_process_sq(PvrdmaState *s, RdmaQp *qp)
     uint8_t buf[PVRDMA_WQE_MAX];
     PvrdmaRingMap r;
     RdmaSendWr wr;
-    uint32_t head, tail;
+    uint32_t head, tail, i;
+    uint64_t bytes = 0;
     bool flushing;
     int n, ret;
 
@@ -253,7 +256,7 @@ static void pvrdma_process_sq(PvrdmaState *s, RdmaQp *qp)
         pvrdma_qp_fatal(s, qp, "send ring unusable");
         return;
     }
-    for (n = 0; n < PVRDMA_SQ_BUDGET; n++) {
+    for (n = 0; n < PVRDMA_SQ_BUDGET && bytes < PVRDMA_SQ_BYTES; n++) {
         if (qp->sq_stalled) {
             return;
         }
@@ -283,6 +286,9 @@ static void pvrdma_process_sq(PvrdmaState *s, RdmaQp *qp)
             pvrdma_complete(s, qp, qp->send_cq_handle, &wc, false);
             rdma_rm_qp_send_error(&s->rm, qp, RDMA_EVENT_QP_REQ_ERR);
             continue;
+        }
+        for (i = 0; i < wr.num_sge; i++) {
+            bytes += wr.sge[i].length;
         }
         s->backend->ops->post_send(s->backend, qp, &wr);
     }
