@@ -1563,6 +1563,47 @@ static void test_rnr_recv_posted(void)
     dp_free(d);
 }
 
+/*
+ * Destroy and reset while a WR waits for an RNR retry: the responder gone
+ * means no answer (RETRY_EXC_ERR); a reset or destroyed requester drops
+ * its waiting WR and its timer without a completion (ASan checks the
+ * timer is gone with the QP).
+ */
+static void test_rnr_destroy_in_flight(void)
+{
+    Dp *d = dp_new();
+    PvQp *a, *b;
+    PvrdmaSge s = sge(d->mem, 16, d->lkey);
+
+    rc_pair(d, &a, &b, ACC_ALL, 1, 7);
+    post_send(d, a, wqe(0xa0001, PVRDMA_WR_SEND, PVRDMA_SEND_SIGNALED, 1),
+              &s, 1);
+    expect_no_cqe(d, d->scq);
+    g_assert_cmpuint(destroy(d->pv, PVRDMA_CMD_DESTROY_QP, b->handle), ==,
+                     ERR_OK);
+    qtest_clock_step(d->pv->qts, 10 * 1000 * 1000);
+    expect_cqe(d, d->scq, 0xa0001, PVRDMA_WC_RETRY_EXC_ERR, ANY_OPCODE, a);
+    g_assert_cmpuint(qp_state(d, a), ==, PVRDMA_QPS_ERR);
+
+    rc_pair(d, &a, &b, ACC_ALL, 1, 7);
+    post_send(d, a, wqe(0xa0002, PVRDMA_WR_SEND, PVRDMA_SEND_SIGNALED, 1),
+              &s, 1);
+    g_assert_cmpuint(modify_state(d, a, PVRDMA_QPS_RESET), ==, ERR_OK);
+    qtest_clock_step(d->pv->qts, 10 * 1000 * 1000);
+    expect_no_cqe(d, d->scq);
+
+    rc_pair(d, &a, &b, ACC_ALL, 1, 7);
+    post_send(d, a, wqe(0xa0003, PVRDMA_WR_SEND, PVRDMA_SEND_SIGNALED, 1),
+              &s, 1);
+    g_assert_cmpuint(destroy(d->pv, PVRDMA_CMD_DESTROY_QP, a->handle), ==,
+                     ERR_OK);
+    qtest_clock_step(d->pv->qts, 10 * 1000 * 1000);
+    post_recv1(d, b, 0xb0001, d->mem + PAGE, 64);
+    expect_no_cqe(d, d->scq);
+    expect_no_cqe(d, d->rcq);
+    dp_free(d);
+}
+
 static void test_rnr_timer_delivers(void)
 {
     Dp *d = dp_new();
@@ -2405,6 +2446,8 @@ int main(int argc, char **argv)
     qtest_add_func("/pvrdma/datapath/rnr/retry-exhausted",
                    test_rnr_retry_exhausted);
     qtest_add_func("/pvrdma/datapath/rnr/recv-posted", test_rnr_recv_posted);
+    qtest_add_func("/pvrdma/datapath/rnr/destroy-in-flight",
+                   test_rnr_destroy_in_flight);
     qtest_add_func("/pvrdma/datapath/rnr/timer-delivers",
                    test_rnr_timer_delivers);
     qtest_add_func("/pvrdma/datapath/srq/shared-and-limit", test_srq);

@@ -433,9 +433,13 @@ static void rdma_soft_rnr(RdmaSoftQp *sqp, const RdmaSendWr *wr,
     RdmaQp *qp = sqp->qp;
 
     if (!sqp->has_stalled) {
-        sqp->stalled = *wr;
+        if (wr != &sqp->stalled) {
+            sqp->stalled = *wr;
+        }
+        if (!sqp->retrying) {
+            sqp->rnr_attempts = 0;      /* a new WR, not a retry */
+        }
         rdma_soft_set_stalled(sqp, true);
-        sqp->rnr_attempts = 0;
     }
     sqp->rnr_attempts++;
     if (qp->attr.rnr_retry != RDMA_RNR_INFINITE &&
@@ -554,10 +558,14 @@ static void rdma_soft_retry(RdmaSoftQp *sqp)
     if (!sqp->has_stalled) {
         return;
     }
+    /*
+     * The WR is in flight again: if it fails, the QP's flush must not
+     * complete it a second time; if it waits again, rdma_soft_rnr() takes
+     * it back (keeping the count of attempts).
+     */
+    rdma_soft_set_stalled(sqp, false);
     sqp->retrying = true;
-    if (rdma_soft_execute(sqp, &sqp->stalled)) {
-        rdma_soft_set_stalled(sqp, false);
-    }
+    rdma_soft_execute(sqp, &sqp->stalled);
     sqp->retrying = false;
     if (!qp->sq_stalled && qp->attr.qp_state == RDMA_QPS_RTS) {
         rm->fe->kick_send(rm->fe_opaque, qp);
