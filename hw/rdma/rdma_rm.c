@@ -83,11 +83,6 @@ void *rdma_rm_get(RdmaResources *rm, RdmaResType type, uint32_t handle)
     return t->slots[handle];
 }
 
-uint32_t rdma_rm_count(RdmaResources *rm, RdmaResType type)
-{
-    return rm->tables[type].used;
-}
-
 bool rdma_rm_init(RdmaResources *rm, PCIDevice *pdev, RdmaBackend *be,
                   const RdmaDevLimits *limits, const RdmaFrontOps *fe,
                   void *fe_opaque, Error **errp)

@@ -357,7 +357,6 @@ void rdma_rm_fini(RdmaResources *rm);
 void rdma_rm_reset(RdmaResources *rm);
 
 void *rdma_rm_get(RdmaResources *rm, RdmaResType type, uint32_t handle);
-uint32_t rdma_rm_count(RdmaResources *rm, RdmaResType type);
 
 int rdma_rm_alloc_uc(RdmaResources *rm, uint32_t uar_index, uint32_t *handle);
 int rdma_rm_dealloc_uc(RdmaResources *rm, uint32_t handle);

@@ -64,6 +64,28 @@ typedef enum RdmaWcOpcode {
     RDMA_WC_RECV_RDMA_WITH_IMM,
 } RdmaWcOpcode;
 
+/* The completion opcode of a send WR (what it did, not how it asked). */
+static inline RdmaWcOpcode rdma_wc_opcode(uint32_t op)
+{
+    switch (op) {
+    case RDMA_WR_RDMA_WRITE:
+    case RDMA_WR_RDMA_WRITE_WITH_IMM:
+        return RDMA_WC_RDMA_WRITE;
+    case RDMA_WR_RDMA_READ:
+        return RDMA_WC_RDMA_READ;
+    case RDMA_WR_ATOMIC_CMP_AND_SWP:
+        return RDMA_WC_COMP_SWAP;
+    case RDMA_WR_ATOMIC_FETCH_AND_ADD:
+        return RDMA_WC_FETCH_ADD;
+    case RDMA_WR_LOCAL_INV:
+        return RDMA_WC_LOCAL_INV;
+    case RDMA_WR_FAST_REG_MR:
+        return RDMA_WC_FAST_REG_MR;
+    default:
+        return RDMA_WC_SEND;
+    }
+}
+
 #define RDMA_SEND_FENCE             (1u << 0)
 #define RDMA_SEND_SIGNALED          (1u << 1)
 #define RDMA_SEND_SOLICITED         (1u << 2)

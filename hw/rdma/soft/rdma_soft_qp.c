@@ -48,27 +48,6 @@ static const uint32_t rdma_rnr_timer_10us[32] = {
     24576, 32768, 49152,
 };
 
-static RdmaWcOpcode rdma_soft_wc_opcode(RdmaWrOpcode op)
-{
-    switch (op) {
-    case RDMA_WR_RDMA_WRITE:
-    case RDMA_WR_RDMA_WRITE_WITH_IMM:
-        return RDMA_WC_RDMA_WRITE;
-    case RDMA_WR_RDMA_READ:
-        return RDMA_WC_RDMA_READ;
-    case RDMA_WR_ATOMIC_CMP_AND_SWP:
-        return RDMA_WC_COMP_SWAP;
-    case RDMA_WR_ATOMIC_FETCH_AND_ADD:
-        return RDMA_WC_FETCH_ADD;
-    case RDMA_WR_LOCAL_INV:
-        return RDMA_WC_LOCAL_INV;
-    case RDMA_WR_FAST_REG_MR:
-        return RDMA_WC_FAST_REG_MR;
-    default:
-        return RDMA_WC_SEND;
-    }
-}
-
 /* A fast-register MR of @qp's PD named by @key (any key generation). */
 static RdmaMr *rdma_soft_frmr(RdmaResources *rm, const RdmaQp *qp,
                               uint32_t key)
@@ -135,7 +114,7 @@ static void rdma_soft_complete_send(RdmaResources *rm, RdmaQp *qp,
     RdmaWc wc = {
         .wr_id = wr->wr_id,
         .status = st,
-        .opcode = rdma_soft_wc_opcode(wr->opcode),
+        .opcode = rdma_wc_opcode(wr->opcode),
         .byte_len = byte_len,
         .qp_handle = qp->handle,
     };

@@ -192,19 +192,10 @@ static RdmaWcStatus pvrdma_parse_send(RdmaQp *qp, const uint8_t *buf,
 static void pvrdma_flush_send(PvrdmaState *s, RdmaQp *qp, const uint8_t *buf)
 {
     const PvrdmaSqWqeHdr *h = (const PvrdmaSqWqeHdr *)buf;
-    static const RdmaWcOpcode op[] = {
-        [RDMA_WR_RDMA_WRITE] = RDMA_WC_RDMA_WRITE,
-        [RDMA_WR_RDMA_WRITE_WITH_IMM] = RDMA_WC_RDMA_WRITE,
-        [RDMA_WR_RDMA_READ] = RDMA_WC_RDMA_READ,
-        [RDMA_WR_ATOMIC_CMP_AND_SWP] = RDMA_WC_COMP_SWAP,
-        [RDMA_WR_ATOMIC_FETCH_AND_ADD] = RDMA_WC_FETCH_ADD,
-        [RDMA_WR_LOCAL_INV] = RDMA_WC_LOCAL_INV,
-        [RDMA_WR_FAST_REG_MR] = RDMA_WC_FAST_REG_MR,
-    };
     RdmaWc wc = {
         .wr_id = h->wr_id,
         .status = RDMA_WC_WR_FLUSH_ERR,
-        .opcode = h->opcode < ARRAY_SIZE(op) ? op[h->opcode] : RDMA_WC_SEND,
+        .opcode = rdma_wc_opcode(h->opcode),
         .qp_handle = qp->handle,
     };
 
