@@ -37,9 +37,11 @@ die() { printf '[guest] error: %s\n' "$*" >&2; exit 1; }
 # Modules the guest may load; their dependencies are added automatically.
 # vmxnet3 must be bound before vmw_pvrdma probes (the driver pairs with the
 # vmxnet3 function 0 of its slot).
-modules=${GUEST_MODULES:-configfs ib_core ib_uverbs ib_umad ib_cm iw_cm rdma_cm rdma_ucm vmxnet3 vmw_pvrdma crc32_generic rdma_rxe}
+# nvme-rdma, nvmet-rdma and brd: the NVMe-oF scenario (host, target, RAM disk).
+modules=${GUEST_MODULES:-configfs ib_core ib_uverbs ib_umad ib_cm iw_cm rdma_cm rdma_ucm vmxnet3 vmw_pvrdma crc32_generic rdma_rxe nvme-rdma nvmet-rdma brd}
 
-# User space copied into the guest (found in PATH on the host).
+# User space copied into the guest (found in PATH on the host).  dd is
+# coreutils' (the NVMe-oF scenario's O_DIRECT I/O wants its aligned buffers).
 user_bins=(
     ibv_devinfo ibv_devices ibv_rc_pingpong ibv_uc_pingpong ibv_ud_pingpong
     ibv_srq_pingpong ibv_xsrq_pingpong ibv_asyncwatch
@@ -47,12 +49,13 @@ user_bins=(
     ib_send_bw ib_write_bw ib_read_bw ib_atomic_bw
     ib_send_lat ib_write_lat ib_read_lat ib_atomic_lat
     rdma ip kmod stdbuf
+    dd
 )
 # Host packages that provide the above, the tools to assemble the guest,
 # and the firmware run-guest.sh hands to QEMU.
 host_pkgs=(busybox-static cpio kmod gzip xz-utils make gcc
            rdma-core ibverbs-providers ibverbs-utils rdmacm-utils perftest
-           iproute2 libc-bin seabios ipxe-qemu)
+           iproute2 libc-bin coreutils seabios ipxe-qemu)
 
 mkdir -p "$outdir"
 outdir=$(cd "$outdir" && pwd)
@@ -186,7 +189,7 @@ prov_dir=/usr/lib/x86_64-linux-gnu/libibverbs
 
 pkg_versions=$(dpkg-query -W -f='${Package}=${Version}\n' \
     busybox-static kmod rdma-core ibverbs-providers ibverbs-utils \
-    rdmacm-utils perftest iproute2 libc6 libibverbs1 librdmacm1 2>/dev/null || true)
+    rdmacm-utils perftest iproute2 coreutils libc6 libibverbs1 librdmacm1 2>/dev/null || true)
 initrd_key=$( {
     echo "$abi $src_ver $img_ver"
     echo "$modules"

@@ -10,7 +10,7 @@
 #                 that the guest, its modules and its tools work
 #   --datapath    also run the data-path tests in the same boot: real RDMA
 #                 programs, server and client in the guest on the device
-#                 (rc-pingpong ... rping), after the other tests
+#                 (rc-pingpong ... rping, nvmeof-rdma), after the other tests
 #   --rxe         the data-path tests on Linux Soft-RoCE (rxe0 on the
 #                 vmxnet3 interface) in a vmxnet3-only boot: checks the
 #                 harness itself (implies --datapath and --no-pvrdma)
@@ -73,7 +73,7 @@ finish() {
 # scenario (= console section) behind each.
 dp_tests=(rc-pingpong ud-pingpong srq-pingpong ib-send-bw ib-send-bw-ud
           ib-write-bw ib-read-bw ib-atomic-bw ib-send-lat ib-send-lat-ud
-          ib-write-lat ib-read-lat rping)
+          ib-write-lat ib-read-lat rping nvmeof-rdma)
 [ "$rxe" = 1 ] && { datapath=1; pvrdma=0; }
 if [ "$rxe" = 1 ]; then
     tests=(boot modules net rxe kernel-clean shutdown "${dp_tests[@]}")
@@ -388,6 +388,51 @@ chk_rping() {   # TEXT
         echo "errors: $(echo "$srv$cli" | grep -iE -m2 'mismatch|error' | tr '\n' ' ')"
 }
 
+# NVMe-oF over RDMA (init's nvmeof_rdma: server = target, client = host):
+# each step prints its own line, failures say "FAILED".  The host must have
+# connected, seen the namespace, written the pattern in 5 block sizes, read
+# it back identical 4 ways, disconnected and unloaded nvme_rdma; the target
+# must have enabled its port, found the pattern in its RAM disk and torn
+# everything down.  The kernel log must show the controller created over
+# this address and removed, and no nvme/nvmet error line.
+nvme_klog_errors() {
+    klog | grep -E 'nvme|nvmet|blk_update_request|I/O error' |
+        grep -iE 'fail|error|unable|timed? ?out|timeout|cannot|could ?n.?t|invalid|expired|reconnect|recover|abort|reset'
+}
+chk_nvmeof() {   # TEXT
+    local s=$1 srv cli nqn l n
+    srv=$(dp_side "$s" server)
+    cli=$(dp_side "$s" client)
+    nqn=$(echo "$s" | sed -n 's/^server: //p' | head -1 | awk '{ print $5 }')
+    echo "$srv" | grep -q '^target: port 1 enabled: rdma ' || echo "target: port not enabled"
+    echo "$cli" | grep -qE '^host: connected: instance=[0-9]+,cntlid=[0-9]+$' || echo "host: no 'connected: instance=N,cntlid=N'"
+    echo "$cli" | grep -qE '^host: nvme[0-9]+: transport rdma address traddr='"$ip4"',trsvcid=4420' ||
+        echo "host: the controller is not rdma at $ip4:4420"
+    echo "$cli" | grep -qE '^host: namespace nvme[0-9]+n1: 32768 sectors' || echo "host: no namespace of 32768 sectors"
+    n=$(echo "$cli" | grep -cE '^host: write bs=[0-9]+ bytes [0-9]+-[0-9]+: ok')
+    [ "$n" = 5 ] || echo "host: $n of 5 writes ok"
+    n=$(echo "$cli" | grep -cE '^host: read back .*: identical')
+    [ "$n" = 4 ] || echo "host: $n of 4 read-backs identical"
+    echo "$cli" | grep -qE '^host: disconnected: ' || echo "host: not disconnected"
+    echo "$cli" | grep -q '^host: nvme_rdma unloaded$' || echo "host: nvme_rdma not unloaded"
+    echo "$srv" | grep -q '^target: backing store /dev/ram0 holds the pattern' ||
+        echo "target: the RAM disk does not hold the pattern"
+    echo "$srv" | grep -q '^target: torn down: ' || echo "target: not torn down"
+    echo "$srv$cli" | grep -m3 'FAILED' | sed 's/^/failed step: /'
+    if [ -n "$nqn" ]; then
+        klog | grep -qF "new ctrl: NQN \"$nqn\", addr $ip4:4420" ||
+            echo "kernel log: no 'nvme nvmeN: new ctrl: NQN \"$nqn\", addr $ip4:4420'"
+        klog | grep -qF "Removing ctrl: NQN \"$nqn\"" ||
+            echo "kernel log: no 'nvme nvmeN: Removing ctrl: NQN \"$nqn\"'"
+    fi
+    l=$(nvme_klog_errors)
+    [ -z "$l" ] || echo "kernel log: $(echo "$l" | wc -l) nvme error lines: $(echo "$l" | head -3 | tr '\n' '|')"
+    # kernel problems from the scenario's start (the target's brd) on
+    l=$(klog | awk '/brd: module loaded/ { on = 1 } on' |
+        grep -E 'BUG:|Oops|WARNING: CPU|Call Trace|general protection|RIP: |soft lockup|hung_task|blocked for more than')
+    [ -z "$l" ] || echo "kernel log: $(echo "$l" | head -3 | tr '\n' '|')"
+}
+
 # dp TEST SCENARIO CHECK ARGS...: the verdict on one data-path pair
 dp() {
     local t=$1 sc=$2 chk=$3 s rs rc why=() l srv cli
@@ -425,6 +470,15 @@ t_ib_send_lat_ud() { dp ib-send-lat-ud ib_send_lat_ud chk_perf lat 2 both; }
 t_ib_write_lat() { dp ib-write-lat ib_write_lat chk_perf lat 2 both; }
 t_ib_read_lat() { dp ib-read-lat ib_read_lat chk_perf lat 2 client; }
 t_rping() { dp rping rping chk_rping; }
+t_nvmeof_rdma() {
+    local f=$nfail
+    dp nvmeof-rdma nvmeof_rdma chk_nvmeof
+    # on failure, the kernel's own account of the NVMe-oF run
+    if [ "$nfail" != "$f" ]; then
+        klog | grep -E 'nvme|nvmet|brd:|blk_update_request|I/O error|WARNING:|BUG:|Oops|Call Trace|pvrdma.*(fail|error|invalid)' |
+            grep -v 'module verification failed' | head -40 | sed 's/^/#   dmesg: /'
+    fi
+}
 
 for t in "${tests[@]}"; do
     "t_${t//-/_}"
