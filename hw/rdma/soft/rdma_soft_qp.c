@@ -438,8 +438,8 @@ static void rdma_soft_rnr(RdmaSoftQp *sqp, const RdmaSendWr *wr,
               rdma_rnr_timer_10us[dst->attr.min_rnr_timer & 31] * 10000ll);
 }
 
-/* Execute one WR; returns false when it had to wait (RNR). */
-static bool rdma_soft_execute(RdmaSoftQp *sqp, const RdmaSendWr *wr)
+/* Execute one WR (an RNR NAK leaves it waiting in @sqp). */
+static void rdma_soft_execute(RdmaSoftQp *sqp, const RdmaSendWr *wr)
 {
     RdmaQp *qp = sqp->qp;
     RdmaResources *rm = sqp->soft->be.rm;
@@ -450,7 +450,7 @@ static bool rdma_soft_execute(RdmaSoftQp *sqp, const RdmaSendWr *wr)
 
     if (!rdma_soft_opcode_ok(qp, wr->opcode)) {
         rdma_soft_fail(rm, qp, wr, RDMA_WC_LOC_QP_OP_ERR);
-        return true;
+        return;
     }
     if (wr->opcode == RDMA_WR_FAST_REG_MR || wr->opcode == RDMA_WR_LOCAL_INV) {
         st = wr->opcode == RDMA_WR_FAST_REG_MR ?
@@ -461,20 +461,20 @@ static bool rdma_soft_execute(RdmaSoftQp *sqp, const RdmaSendWr *wr)
         } else {
             rdma_soft_complete_send(rm, qp, wr, st, 0);
         }
-        return true;
+        return;
     }
     st = rdma_soft_local_sgl(rm, qp->pd_handle, wr->sge, wr->num_sge,
                              rdma_soft_local_access(wr->opcode), &local);
     if (st != RDMA_WC_SUCCESS) {
         rdma_soft_fail(rm, qp, wr, st);
-        return true;
+        return;
     }
     if (local.total > RDMA_SOFT_MAX_MSG ||
         (qp->type != RDMA_QPT_RC && local.total > RDMA_SOFT_UD_MTU) ||
         ((wr->opcode == RDMA_WR_ATOMIC_CMP_AND_SWP ||
           wr->opcode == RDMA_WR_ATOMIC_FETCH_AND_ADD) && local.total != 8)) {
         rdma_soft_fail(rm, qp, wr, RDMA_WC_LOC_LEN_ERR);
-        return true;
+        return;
     }
     if (qp->type != RDMA_QPT_RC &&
         (wr->sgid_index >= rm->limits.gid_tbl_len ||
@@ -483,7 +483,7 @@ static bool rdma_soft_execute(RdmaSoftQp *sqp, const RdmaSendWr *wr)
                       "index %u, which holds no GID\n", qp->qpn,
                       wr->sgid_index);
         rdma_soft_fail(rm, qp, wr, RDMA_WC_LOC_QP_OP_ERR);
-        return true;
+        return;
     }
 
     ack = rdma_soft_deliver(sqp->soft, qp, wr, &local, &dst);
@@ -491,10 +491,10 @@ static bool rdma_soft_execute(RdmaSoftQp *sqp, const RdmaSendWr *wr)
     case RDMA_ACK:
         rdma_soft_complete_send(rm, qp, wr, RDMA_WC_SUCCESS,
                                 local.total);
-        return true;
+        return;
     case RDMA_NAK_RNR:
         rdma_soft_rnr(sqp, wr, dst);
-        return !qp->sq_stalled;
+        return;
     case RDMA_NAK_REM_ACCESS:
         rdma_rm_qp_error(rm, dst, RDMA_EVENT_QP_ACCESS_ERR);
         break;
@@ -507,7 +507,6 @@ static bool rdma_soft_execute(RdmaSoftQp *sqp, const RdmaSendWr *wr)
         break;
     }
     rdma_soft_fail(rm, qp, wr, rdma_soft_ack_status[ack]);
-    return true;
 }
 
 void rdma_soft_post_send(RdmaBackend *be, RdmaQp *qp, const RdmaSendWr *wr)
