@@ -64,7 +64,6 @@ static int rdma_soft_modify_qp(RdmaBackend *be, RdmaQp *qp, uint32_t mask,
         timer_del(sqp->rnr_timer);
         sqp->rnr_due = false;
         rdma_soft_set_stalled(sqp, false);
-        qp->sq_stalled = false;
     }
     return 0;
 }

@@ -40,12 +40,14 @@ struct RdmaSoft {
     uint32_t nstalled;              /* QPs holding a WR for an RNR retry */
 };
 
+/* The one place that says whether a QP's send queue waits on a held WR. */
 static inline void rdma_soft_set_stalled(RdmaSoftQp *sqp, bool stalled)
 {
     if (sqp->has_stalled != stalled) {
         sqp->has_stalled = stalled;
         sqp->soft->nstalled += stalled ? 1 : -1;
     }
+    sqp->qp->sq_stalled = stalled;
 }
 
 /* Bytes of a scatter list, resolved to MRs and checked. */

@@ -426,13 +426,11 @@ static void rdma_soft_rnr(RdmaSoftQp *sqp, const RdmaSendWr *wr,
         RdmaSendWr failed = sqp->stalled;
 
         rdma_soft_set_stalled(sqp, false);
-        qp->sq_stalled = false;
         rdma_soft_fail(sqp->soft->be.rm, qp, &failed,
                        RDMA_WC_RNR_RETRY_EXC_ERR);
         return;
     }
     trace_rdma_soft_rnr(qp->qpn, dst->qpn, sqp->rnr_attempts);
-    qp->sq_stalled = true;
     sqp->rnr_dest_qpn = dst->qpn;
     timer_mod(sqp->rnr_timer, qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL) +
               rdma_rnr_timer_10us[dst->attr.min_rnr_timer & 31] * 10000ll);
@@ -532,7 +530,6 @@ static void rdma_soft_retry(RdmaSoftQp *sqp)
         return;
     }
     timer_del(sqp->rnr_timer);
-    qp->sq_stalled = false;
     if (!sqp->has_stalled) {
         return;
     }
@@ -613,7 +610,6 @@ void rdma_soft_flush_qp(RdmaBackend *be, RdmaQp *qp)
 
     timer_del(sqp->rnr_timer);
     sqp->rnr_due = false;
-    qp->sq_stalled = false;
     if (sqp->has_stalled) {
         rdma_soft_set_stalled(sqp, false);
         rdma_soft_complete_send(be->rm, qp, &sqp->stalled,
