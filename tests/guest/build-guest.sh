@@ -27,6 +27,8 @@ top=$(cd "$here/../.." && pwd)
 outdir=${1:-$top/build/guest}
 apt_setup=$top/scripts/apt-setup.sh
 init_script=$here/init
+# shellcheck source=lib.sh
+. "$here/lib.sh"
 
 say() { printf '[guest] %s\n' "$*"; }
 die() { printf '[guest] error: %s\n' "$*" >&2; exit 1; }
@@ -195,7 +197,7 @@ initrd_key=$( {
     echo "$modules"
     echo "${user_bins[*]}"
     echo "$pkg_versions"
-    sha256sum "$init_script" "${BASH_SOURCE[0]}" "$ko" | awk '{print $1}'
+    sha256sum "$init_script" "${BASH_SOURCE[0]}" "$here/lib.sh" "$ko" | awk '{print $1}'
 } | sha256sum | awk '{print $1}')
 
 initrd=$work/initrd.img
@@ -205,16 +207,7 @@ if [ -f "$initrd" ] && [ "$(cat "$work/.stamp-initrd" 2>/dev/null)" = "$initrd_k
 else
     stage=$work/initramfs
     say "assembling the initramfs in $stage"
-    rm -rf "$stage"
-    mkdir -p "$stage"/{usr/bin,usr/sbin,usr/lib/x86_64-linux-gnu,usr/lib64,etc,proc,sys,dev,run,tmp,root,mnt,var}
-    ln -s usr/bin "$stage/bin"
-    ln -s usr/sbin "$stage/sbin"
-    ln -s usr/lib "$stage/lib"
-    ln -s usr/lib64 "$stage/lib64"
-    chmod 1777 "$stage/tmp"
-    # The kernel opens /dev/console for init before init mounts devtmpfs.
-    mknod -m 600 "$stage/dev/console" c 5 1 || die "mknod $stage/dev/console failed (needs root)"
-    mknod -m 666 "$stage/dev/null" c 1 3 || die "mknod $stage/dev/null failed (needs root)"
+    stage_skeleton "$stage" || die "could not lay out $stage (needs root for mknod)"
 
     # Copy a host file to the same path in the stage, following symlinks.
     put() {
@@ -263,48 +256,15 @@ else
         ln -sf ../bin/kmod "$stage/usr/sbin/$a"
     done
     # busybox, and its applets for everything no real tool provides
-    cp "$busybox" "$stage/usr/bin/busybox"
-    for a in $("$busybox" --list); do
-        case $a in init|linuxrc|busybox) continue ;; esac
-        [ -e "$stage/usr/bin/$a" ] || [ -e "$stage/usr/sbin/$a" ] ||
-            ln -s busybox "$stage/usr/bin/$a"
-    done
+    stage_busybox "$busybox" "$stage" || die "could not put busybox into $stage"
 
     # kernel modules: the requested ones and their dependencies, in the
     # kernel's own layout, then depmod for the guest's modprobe.
-    mdir=$stage/usr/lib/modules/$abi
-    mkdir -p "$mdir"
-    order=$work/modules.order.guest
-    : >"$order"
-    for m in $modules; do
-        deps=$(modprobe -d "$root" -S "$abi" --show-depends "$m" 2>&1) ||
-            die "module $m is not in $img_pkg: $deps"
-        echo "$deps" | while read -r kind path _; do
-            [ "$kind" = insmod ] || continue
-            rel=${path#"$root"/lib/modules/"$abi"/}
-            if [ ! -e "$mdir/$rel" ]; then
-                mkdir -p "$(dirname "$mdir/$rel")"
-                case $rel in
-                    *.ko.xz) xz -dc "$path" >"$mdir/${rel%.xz}" ;;
-                    *.ko.zst) zstd -qdc "$path" >"$mdir/${rel%.zst}" ;;
-                    *.ko.gz) gzip -dc "$path" >"$mdir/${rel%.gz}" ;;
-                    *) cp "$path" "$mdir/$rel" ;;
-                esac
-                echo "${rel%.*}.ko" | sed 's/\.ko\.ko$/.ko/' >>"$order"
-            fi
-        done
-    done
-    for f in modules.builtin modules.builtin.modinfo; do
-        [ -f "$root/lib/modules/$abi/$f" ] && cp "$root/lib/modules/$abi/$f" "$mdir/"
-    done
-    cp "$order" "$mdir/modules.order"
-    depmod -b "$stage" "$abi" || die "depmod -b $stage $abi failed"
+    # shellcheck disable=SC2086
+    stage_kmods "$root" "$abi" "$stage" "$work/modules.order.guest" $modules ||
+        die "could not put the modules into the initramfs"
     # The order the guest's init loads them in (dependencies first).
-    : >"$stage/etc/guest-modules"
-    for m in $modules; do
-        modprobe -d "$stage" -S "$abi" --show-depends "$m" |
-            awk '$1 == "insmod" { n = $2; sub(/.*\//, "", n); sub(/\.ko.*/, "", n); print n }'
-    done | awk '!seen[$0]++' >"$stage/etc/guest-modules"
+    sed 's|.*/||; s|\.ko$||' "$work/modules.order.guest" >"$stage/etc/guest-modules"
 
     # configuration
     printf '%s\n' /usr/lib/x86_64-linux-gnu /lib/x86_64-linux-gnu /usr/lib /lib >"$stage/etc/ld.so.conf"
@@ -332,10 +292,7 @@ else
         die "the guest's modprobe cannot resolve vmw_pvrdma in the stage"
 
     say "packing $(du -sh "$stage" | cut -f1) into $initrd"
-    (cd "$stage" && find . -print0 | LC_ALL=C sort -z |
-        cpio --null -o -H newc --quiet -R 0:0) | gzip -6 >"$initrd.tmp" ||
-        die "cpio/gzip of $stage failed"
-    mv "$initrd.tmp" "$initrd"
+    pack_initramfs "$stage" "$initrd" || die "cpio/gzip of $stage failed"
     echo "$initrd_key" >"$work/.stamp-initrd"
 fi
 

@@ -38,6 +38,8 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 top=$(cd "$here/../.." && pwd)
 guest_dir=${GUEST_DIR:-$top/build/guest}
 qemu=${QEMU:-$top/build/qemu/qemu-system-x86_64}
+# shellcheck source=lib.sh
+. "$here/lib.sh"
 
 say() { printf '[guest] %s\n' "$*" >&2; }
 die() { printf '[guest] error: %s\n' "$*" >&2; exit 1; }
@@ -83,27 +85,8 @@ initrd=$guest_dir/initrd.img
 [ -e "$initrd" ] || die "no guest initramfs at $initrd (run tests/guest/build-guest.sh)"
 
 [ -x "$qemu" ] || die "no QEMU binary at $qemu (build QEMU first, or set QEMU=)"
-for d in /usr/share/seabios /usr/lib/ipxe/qemu; do
-    [ -d "$d" ] || die "missing firmware directory $d (install seabios ipxe-qemu)"
-done
-# Firmware search path: Debian's SeaBIOS and iPXE, plus the option ROMs
-# of the QEMU build tree (linuxboot_dma.bin is what makes -kernel boot).
-fw=(-L /usr/share/seabios -L /usr/lib/ipxe/qemu)
-qdir=$(dirname "$qemu")
-for d in "$qdir/pc-bios/optionrom" "$qdir/pc-bios"; do
-    [ -e "$d/linuxboot_dma.bin" ] && { fw+=(-L "$d"); break; }
-done
-find_rom() {   # find_rom FILE: is FILE in one of QEMU's data directories?
-    local d
-    while read -r d; do
-        [ -e "$d/$1" ] && return 0
-    done < <("$qemu" "${fw[@]}" -L help 2>/dev/null)
-    return 1
-}
-for r in bios-256k.bin linuxboot_dma.bin; do
-    find_rom "$r" ||
-        die "QEMU finds no $r in its data directories ($("$qemu" "${fw[@]}" -L help 2>/dev/null | tr '\n' ' '))"
-done
+# Firmware search path for -kernel (tests/guest/lib.sh).
+qemu_fw_args "$qemu" || die "no firmware to boot -kernel with"
 if [ $pvrdma = 1 ]; then
     "$qemu" -device help 2>/dev/null | grep -q '"pvrdma"' ||
         die "$qemu has no pvrdma device (use --no-pvrdma for a vmxnet3-only boot)"
