@@ -79,6 +79,6 @@ typedef struct RdmaCmMuxMad {
 } RdmaCmMuxMad;
 
 _Static_assert(sizeof(RdmaCmMuxHdr) == 24, "RdmaCmMuxHdr layout");
-_Static_assert(sizeof(RdmaCmMuxMad) == 312, "RdmaCmMuxMad layout");
+_Static_assert(sizeof(RdmaCmMuxMad) == 308, "RdmaCmMuxMad layout");
 
 #endif
