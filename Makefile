@@ -6,7 +6,10 @@
 #   make run        boot a Debian guest with the device, show ibv_devinfo and
 #                   run an RDMA ping-pong on it
 #   make bench      pvrdma against Linux Soft-RoCE (rxe) in one TCG guest boot,
-#                   and the host's memcpy bandwidth (figures, not a test)
+#                   the host's memcpy bandwidth, and make bench-mr (figures,
+#                   not a test)
+#   make bench-mr   cost of giving a 1 GiB guest MR to a host RDMA device
+#                   (host ranges for ibv_reg_mr; ibv_reg_mr in the host VM)
 #
 # Everything generated lives under build/.
 
@@ -23,12 +26,12 @@ GUEST_DEPS := linux-source-6.1 rdma-core ibverbs-providers ibverbs-utils \
 	rdmacm-utils perftest busybox-static cpio kmod
 
 .PHONY: all deps tree build build-asan check check-qtest check-abi \
-	check-guest run bench clean distclean help
+	check-guest run bench bench-mr clean distclean help
 
 all: build
 
 help:
-	@sed -n '2,12p' Makefile | sed 's/^# \{0,1\}//'
+	@sed -n '2,15p' Makefile | sed 's/^# \{0,1\}//'
 
 deps:
 	@bash scripts/apt-setup.sh $(BUILD_DEPS)
@@ -63,7 +66,11 @@ run: build
 
 bench: build
 	@bash scripts/apt-setup.sh $(GUEST_DEPS)
+	@bash tests/bench/mr-reg-bench.sh
 	@bash tests/bench/run-bench.sh $(QEMU) $(BUILD)/guest
+
+bench-mr:
+	@bash tests/bench/mr-reg-bench.sh
 
 clean:
 	rm -rf $(BUILD)/qemu $(BUILD)/qemu-asan $(BUILD)/guest $(BUILD)/bench
