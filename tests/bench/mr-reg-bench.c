@@ -235,6 +235,41 @@ static void **build_pages(Ram *r, const Layout *l)
     return pages;
 }
 
+/* Repeated timings of map and unmap, summed up as medians. */
+typedef struct Samples {
+    double *map, *unmap, *total;
+    int n;
+} Samples;
+
+static void samples_init(Samples *s, int reps)
+{
+    s->map = g_new(double, reps);
+    s->unmap = g_new(double, reps);
+    s->total = g_new(double, reps);
+    s->n = 0;
+}
+
+/* map from @t0 to @t1, unmap from @t1 to @t2 */
+static void samples_add(Samples *s, double t0, double t1, double t2)
+{
+    s->map[s->n] = t1 - t0;
+    s->unmap[s->n] = t2 - t1;
+    s->total[s->n] = t2 - t0;
+    s->n++;
+}
+
+static void samples_finish(Samples *s, Times *t)
+{
+    if (s->n) {
+        t->map_ms = median(s->map, s->n);
+        t->unmap_ms = median(s->unmap, s->n);
+        t->total_ms = median(s->total, s->n);
+    }
+    g_free(s->map);
+    g_free(s->unmap);
+    g_free(s->total);
+}
+
 /* Does the range show, page by page, the pages of the list? (sampled) */
 static bool check_range(void *addr, void **pages, size_t npages)
 {
@@ -256,11 +291,9 @@ static int time_module(Ram *r, void **pages, size_t npages, unsigned budget,
                        int reps, Times *t, RdmaIbvMap *shape, long *vmas,
                        bool *ok)
 {
-    g_autofree double *map = g_new(double, reps);
-    g_autofree double *unmap = g_new(double, reps);
-    g_autofree double *total = g_new(double, reps);
     RdmaIbvMap m;
     size_t before;
+    Samples s;
     int rc;
 
     /* once untimed: check the result and count its VMAs */
@@ -274,24 +307,17 @@ static int time_module(Ram *r, void **pages, size_t npages, unsigned budget,
     *shape = m;
     rdma_ibv_unmap(&m);
 
-    for (int i = 0; i < reps; i++) {
-        double t0 = now_ms(), t1, t2;
+    samples_init(&s, reps);
+    for (int i = 0; i < reps && rc == 0; i++) {
+        double t0 = now_ms(), t1;
 
         rc = rdma_ibv_map_pages(&m, pages, npages, PAGE, budget, ram_end, r);
         t1 = now_ms();
         rdma_ibv_unmap(&m);
-        t2 = now_ms();
-        if (rc < 0) {
-            return rc;
-        }
-        map[i] = t1 - t0;
-        unmap[i] = t2 - t1;
-        total[i] = t2 - t0;
+        samples_add(&s, t0, t1, now_ms());
     }
-    t->map_ms = median(map, reps);
-    t->unmap_ms = median(unmap, reps);
-    t->total_ms = median(total, reps);
-    return 0;
+    samples_finish(&s, t);
+    return rc;
 }
 
 /* --- the removed device's method ----------------------------------------- */
@@ -327,11 +353,9 @@ static size_t old_map(void **pages, size_t npages, void **base, int *err)
 static int time_old(void **pages, size_t npages, int reps, Times *t,
                     long *vmas, bool *ok, size_t *done)
 {
-    g_autofree double *map = g_new(double, reps);
-    g_autofree double *unmap = g_new(double, reps);
-    g_autofree double *total = g_new(double, reps);
     size_t before = maps_count();
     void *base;
+    Samples s;
     int err;
 
     *done = old_map(pages, npages, &base, &err);
@@ -345,26 +369,19 @@ static int time_old(void **pages, size_t npages, int reps, Times *t,
     *ok = check_range(base, pages, npages);
     munmap(base, npages * PAGE);
 
-    for (int i = 0; i < reps; i++) {
-        double t0 = now_ms(), t1, t2;
+    samples_init(&s, reps);
+    for (int i = 0; i < reps && !err; i++) {
+        double t0 = now_ms(), t1;
 
         old_map(pages, npages, &base, &err);
         t1 = now_ms();
         if (base) {
             munmap(base, npages * PAGE);
         }
-        t2 = now_ms();
-        if (err) {
-            return -err;
-        }
-        map[i] = t1 - t0;
-        unmap[i] = t2 - t1;
-        total[i] = t2 - t0;
+        samples_add(&s, t0, t1, now_ms());
     }
-    t->map_ms = median(map, reps);
-    t->unmap_ms = median(unmap, reps);
-    t->total_ms = median(total, reps);
-    return 0;
+    samples_finish(&s, t);
+    return -err;
 }
 
 /* --- ibv_reg_mr ----------------------------------------------------------- */
@@ -540,37 +557,35 @@ static void run_tables(Ram *r, const Layout *layouts, unsigned budget,
         /* every other page of RAM (wrapping): no two pages contiguous */
         full_d[i] = r->base + (2 * i % (r->len / PAGE)) * PAGE;
     }
-    {
-        void **pages = full_d;
+    /* with the budget, then without one: the kernel's own VMA limit */
+    for (int k = 0; k < 2; k++) {
+        size_t before = maps_count();
         RdmaIbvMap m;
         double t0, t1;
-        size_t before;
+        long left;
         int rc;
 
-        before = maps_count();
         t0 = now_ms();
-        rc = rdma_ibv_map_pages(&m, pages, GIB_PAGES, PAGE, budget,
-                                ram_end, r);
+        rc = rdma_ibv_map_pages(&m, full_d, GIB_PAGES, PAGE,
+                                k ? UINT_MAX : budget, ram_end, r);
         t1 = now_ms();
-        printf("(d) 4 KiB pages  1024 MiB (every other page of RAM): %zu "
-               "runs > budget %u:\n                 %s in "
-               "%.3f ms, VMAs afterwards %+ld\n", GIB_PAGES, budget,
-               rc == -ENOMEM ? "refused with -ENOMEM" : "UNEXPECTED",
-               t1 - t0, (long)maps_count() - (long)before);
+        left = (long)maps_count() - (long)before;
         if (!rc) {
             rdma_ibv_unmap(&m);
         }
-        t0 = now_ms();
-        rc = rdma_ibv_map_pages(&m, pages, GIB_PAGES, PAGE, UINT_MAX,
-                                ram_end, r);
-        t1 = now_ms();
-        printf("                 without a budget: %s after about %zu runs "
-               "(vm.max_map_count) in %.1f ms, everything undone: VMAs "
-               "afterwards %+ld\n",
-               rc == -ENOMEM ? "the kernel refuses (-ENOMEM)" : "UNEXPECTED",
-               limit - before, t1 - t0, (long)maps_count() - (long)before);
-        if (!rc) {
-            rdma_ibv_unmap(&m);
+        if (!k) {
+            printf("(d) 4 KiB pages  1024 MiB (every other page of RAM): "
+                   "%zu runs > budget %u:\n", GIB_PAGES, budget);
+        }
+        printf("                 %s: %s in %.3f ms, %s (VMAs %+ld)\n",
+               k ? "without a budget" : "with the budget",
+               rc != -ENOMEM ? "UNEXPECTED" :
+               k ? "-ENOMEM from the kernel at vm.max_map_count"
+                 : "-ENOMEM before mapping anything",
+               t1 - t0, left ? "NOT UNDONE" : "nothing left behind", left);
+        if (k && rc == -ENOMEM) {
+            printf("                 (it got about %zu runs far: the VMAs "
+                   "this process had left)\n", limit - before);
         }
     }
 
