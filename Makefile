@@ -21,7 +21,7 @@ QEMU     := $(BUILD)/qemu/qemu-system-x86_64
 BUILD_DEPS := build-essential ninja-build pkg-config python3-venv \
 	python3-pycotap libglib2.0-dev libpixman-1-dev libslirp-dev \
 	zlib1g-dev libfdt-dev libattr1-dev flex bison xz-utils dpkg-dev \
-	ccache seabios ipxe-qemu
+	ccache seabios ipxe-qemu libibverbs-dev librdmacm-dev libibumad-dev
 GUEST_DEPS := linux-source-6.1 rdma-core ibverbs-providers ibverbs-utils \
 	rdmacm-utils perftest busybox-static cpio kmod
 

@@ -24,7 +24,7 @@ opts=(
     --without-default-features
     --without-default-devices
     --with-devices-x86_64=pvrdma
-    --enable-tcg --enable-kvm --enable-slirp
+    --enable-tcg --enable-kvm --enable-slirp --enable-rdma
     --enable-attr --enable-virtfs
     --disable-docs --disable-install-blobs --disable-download
     --disable-werror
@@ -34,15 +34,23 @@ if [ "$flavour" = asan ]; then
 fi
 
 mkdir -p "$out"
+# A change of the options above means a new configure.
+optstamp="$out/.pvrdma-configure-options"
+if [ -e "$out/build.ninja" ] && [ "$(cat "$optstamp" 2>/dev/null)" != "${opts[*]}" ]; then
+    say "configure options changed: configuring $out again"
+    rm -rf "${out:?}"/*
+fi
 if [ ! -e "$out/build.ninja" ]; then
     say "configuring QEMU ($flavour) in $out"
     (cd "$out" && "$src/configure" "${opts[@]}") > "$out/configure.log" 2>&1 ||
         { tail -30 "$out/configure.log" >&2; die "configure failed, see $out/configure.log"; }
+    echo "${opts[*]}" > "$optstamp"
 fi
 say "building qemu-system-x86_64 and the pvrdma qtests ($flavour)"
 start=$(date +%s)
 if ! ninja -C "$out" qemu-system-x86_64 tests/qtest/pvrdma-test \
-        tests/qtest/pvrdma-datapath-test > "$out/ninja.log" 2>&1; then
+        tests/qtest/pvrdma-datapath-test contrib/rdmacm-mux/rdmacm-mux \
+        > "$out/ninja.log" 2>&1; then
     grep -v 'WARNING: Source item' "$out/ninja.log" | grep -E -B2 -A12 'error|FAILED' | head -60 >&2
     die "build failed, see $out/ninja.log"
 fi

@@ -6,7 +6,8 @@
 #      the signed Sources index; we check the .orig.tar.xz against the .dsc),
 #   2. unpack the upstream tarball under $BUILD/qemu-src,
 #   3. link our directories into it (links keep rebuilds incremental),
-#   4. apply scripts/qemu-hook.patch (Kconfig, meson, qtest list).
+#   4. apply scripts/qemu-hook.patch (Kconfig, meson, QAPI schema, rdmacm-mux,
+#      qtest list).
 # Usage: qemu-tree.sh <project-dir> <build-dir>
 set -euo pipefail
 
@@ -23,6 +24,8 @@ die() { printf '[qemu-tree] error: %s\n' "$*" >&2; exit 1; }
 # Files and directories of ours that live inside the QEMU tree.
 links=(
     hw/rdma
+    contrib/rdmacm-mux
+    qapi/pvrdma.json
     tests/qtest/pvrdma-test.c
     tests/qtest/pvrdma-datapath-test.c
     tests/qtest/pvrdma-qtest.c

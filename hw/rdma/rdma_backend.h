@@ -8,7 +8,8 @@
  * negative errno that the front-end turns into an error status.
  *
  *   soft     built-in software engine (hw/rdma/soft), the default
- *   ibverbs  host RDMA device (a later addition; selected by ibdev=)
+ *   ibverbs  host RDMA device through libibverbs (hw/rdma/ibverbs),
+ *            selected by ibdev=
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
@@ -16,6 +17,7 @@
 #ifndef HW_RDMA_RDMA_BACKEND_H
 #define HW_RDMA_RDMA_BACKEND_H
 
+#include "chardev/char-fe.h"
 #include "rdma_rm.h"
 
 typedef struct RdmaPortAttr {
@@ -32,6 +34,9 @@ typedef struct RdmaBackendOps {
     /* Clamp the device limits to what the backend supports. */
     void (*limits)(RdmaBackend *be, RdmaDevLimits *limits);
     void (*query_port)(RdmaBackend *be, RdmaPortAttr *attr);
+    /* Optional: backends with host objects per PD. */
+    int (*create_pd)(RdmaBackend *be, RdmaPd *pd);
+    void (*destroy_pd)(RdmaBackend *be, RdmaPd *pd);
     int (*create_cq)(RdmaBackend *be, RdmaCq *cq);
     void (*destroy_cq)(RdmaBackend *be, RdmaCq *cq);
     int (*create_qp)(RdmaBackend *be, RdmaQp *qp);
@@ -54,8 +59,16 @@ typedef struct RdmaBackendOps {
     int (*create_mr)(RdmaBackend *be, RdmaMr *mr);
     void (*destroy_mr)(RdmaBackend *be, RdmaMr *mr);
     int (*add_gid)(RdmaBackend *be, uint32_t index, const RdmaGid *gid);
+    /* Optional: where the host device holds guest GID @index, or -1. */
+    int (*host_gid_index)(RdmaBackend *be, uint32_t index);
     void (*del_gid)(RdmaBackend *be, uint32_t index, const RdmaGid *gid);
     void (*destroy)(RdmaBackend *be);
+    /*
+     * The backend takes posted receives out of the guest's SRQ ring at
+     * once and the host SRQ raises the limit event; the front-end must
+     * not judge the limit by what is left in the ring.
+     */
+    bool srq_limit_native;
 } RdmaBackendOps;
 
 struct RdmaBackend {
@@ -65,5 +78,15 @@ struct RdmaBackend {
 
 RdmaBackend *rdma_soft_backend_new(RdmaResources *rm, PCIDevice *pdev,
                                    Error **errp);
+
+typedef struct RdmaIbvConfig {
+    const char *ibdev;              /* host RDMA device */
+    uint8_t ibport;
+    CharBackend *mad_chr;           /* rdmacm-mux connection */
+} RdmaIbvConfig;
+
+/* NULL with @errp set when the host device or guest RAM is unsuitable. */
+RdmaBackend *rdma_ibv_backend_new(RdmaResources *rm, PCIDevice *pdev,
+                                  const RdmaIbvConfig *cfg, Error **errp);
 
 #endif

@@ -137,6 +137,7 @@ static void rdma_rm_free_qp(RdmaResources *rm, RdmaQp *qp);
 static void rdma_rm_free_srq(RdmaResources *rm, RdmaSrq *srq);
 static void rdma_rm_free_mr(RdmaResources *rm, RdmaMr *mr);
 static void rdma_rm_free_cq(RdmaResources *rm, RdmaCq *cq);
+static void rdma_rm_free_pd(RdmaResources *rm, RdmaPd *pd);
 
 void rdma_rm_reset(RdmaResources *rm)
 {
@@ -169,6 +170,9 @@ void rdma_rm_reset(RdmaResources *rm)
                 break;
             case RDMA_RES_CQ:
                 rdma_rm_free_cq(rm, obj);
+                break;
+            case RDMA_RES_PD:
+                rdma_rm_free_pd(rm, obj);
                 break;
             default:
                 rdma_table_clear(t, h);
@@ -237,6 +241,16 @@ static void rdma_rm_ctx_ref(RdmaResources *rm, uint32_t ctx_handle, int d)
 
 /* Protection domains */
 
+static void rdma_rm_free_pd(RdmaResources *rm, RdmaPd *pd)
+{
+    if (rm->backend->ops->destroy_pd) {
+        rm->backend->ops->destroy_pd(rm->backend, pd);
+    }
+    rdma_rm_ctx_ref(rm, pd->ctx_handle, -1);
+    rdma_table_clear(&rm->tables[RDMA_RES_PD], pd->handle);
+    g_free(pd);
+}
+
 int rdma_rm_alloc_pd(RdmaResources *rm, uint32_t ctx_handle, uint32_t *handle)
 {
     RdmaTable *t = &rm->tables[RDMA_RES_PD];
@@ -253,6 +267,14 @@ int rdma_rm_alloc_pd(RdmaResources *rm, uint32_t ctx_handle, uint32_t *handle)
     pd = g_new0(RdmaPd, 1);
     pd->handle = h;
     pd->ctx_handle = ctx_handle;
+    if (rm->backend->ops->create_pd) {
+        int ret = rm->backend->ops->create_pd(rm->backend, pd);
+
+        if (ret < 0) {
+            g_free(pd);
+            return rdma_rm_reject("create_pd", ret, "backend refused the PD");
+        }
+    }
     rdma_rm_ctx_ref(rm, ctx_handle, 1);
     rdma_table_set(t, h, pd);
     *handle = h;
@@ -269,9 +291,7 @@ int rdma_rm_dealloc_pd(RdmaResources *rm, uint32_t handle)
     if (pd->refs) {
         return rdma_rm_reject("destroy_pd", -EBUSY, "PD in use");
     }
-    rdma_rm_ctx_ref(rm, pd->ctx_handle, -1);
-    rdma_table_clear(&rm->tables[RDMA_RES_PD], handle);
-    g_free(pd);
+    rdma_rm_free_pd(rm, pd);
     return 0;
 }
 

@@ -179,6 +179,7 @@ typedef struct RdmaPd {
     uint32_t handle;
     uint32_t ctx_handle;            /* 0: guest kernel */
     uint32_t refs;
+    void *be;
 } RdmaPd;
 
 typedef struct RdmaCq {
@@ -271,6 +272,8 @@ typedef struct RdmaFrontOps {
     /* Take the next receive WR of @qp (its RQ, or its SRQ): 0, -EAGAIN
      * when none is posted, -EIO when the WQE was bad (it is consumed). */
     int (*next_recv)(void *opaque, RdmaQp *qp, RdmaRecvWr *wr);
+    /* The same for an SRQ, without a QP (a bad WQE is logged only). */
+    int (*next_srq_recv)(void *opaque, RdmaSrq *srq, RdmaRecvWr *wr);
     /* Post @wc of @qp on CQ @cq_handle. */
     void (*complete)(void *opaque, RdmaQp *qp, uint32_t cq_handle,
                      const RdmaWc *wc, bool solicited);

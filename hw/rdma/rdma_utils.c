@@ -8,6 +8,7 @@
 #include "qemu/rcu.h"
 #include "system/dma.h"
 #include "rdma_utils.h"
+#include "rdma_wr.h"
 #include "trace.h"
 
 bool rdma_dma_read(PCIDevice *pdev, dma_addr_t addr, void *buf, size_t len)
@@ -111,4 +112,49 @@ void rdma_page_list_free(RdmaPageList *list)
     g_free(list->pages);
     list->pages = NULL;
     list->npages = 0;
+}
+
+bool rdma_gid_is_v4(const uint8_t *gid)
+{
+    static const uint8_t prefix[12] = { [10] = 0xff, [11] = 0xff };
+
+    return !memcmp(gid, prefix, sizeof(prefix));
+}
+
+uint8_t rdma_grh_build(uint8_t *grh, const uint8_t *sgid, const uint8_t *dgid,
+                       uint32_t payload, uint8_t tclass, uint8_t hop_limit)
+{
+    /* IP payload: UDP 8, BTH 12, DETH 8, data, ICRC 4 */
+    uint32_t ip_payload = 8 + 12 + 8 + payload + 4;
+
+    memset(grh, 0, RDMA_GRH_SIZE);
+    if (rdma_gid_is_v4(sgid) && rdma_gid_is_v4(dgid)) {
+        uint8_t *ip = grh + 20;
+        uint32_t sum = 0;
+        int i;
+
+        ip[0] = 0x45;
+        ip[1] = tclass;
+        stw_be_p(ip + 2, 20 + ip_payload);
+        stw_be_p(ip + 6, 0x4000);                   /* don't fragment */
+        ip[8] = hop_limit ? hop_limit : 64;
+        ip[9] = 17;                                 /* UDP */
+        memcpy(ip + 12, sgid + 12, 4);
+        memcpy(ip + 16, dgid + 12, 4);
+        for (i = 0; i < 20; i += 2) {
+            sum += lduw_be_p(ip + i);
+        }
+        while (sum >> 16) {
+            sum = (sum & 0xffff) + (sum >> 16);
+        }
+        stw_be_p(ip + 10, ~sum & 0xffff);
+        return RDMA_NETWORK_IPV4;
+    }
+    stl_be_p(grh, (6u << 28) | ((uint32_t)tclass << 20));
+    stw_be_p(grh + 4, ip_payload);
+    grh[6] = 17;
+    grh[7] = hop_limit ? hop_limit : 64;
+    memcpy(grh + 8, sgid, 16);
+    memcpy(grh + 24, dgid, 16);
+    return RDMA_NETWORK_IPV6;
 }

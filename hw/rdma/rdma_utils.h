@@ -44,6 +44,18 @@ bool rdma_pdir_load(PCIDevice *pdev, dma_addr_t pdir, uint32_t npages,
                     uint32_t max_pages, RdmaPageList *list, const char **why);
 void rdma_page_list_free(RdmaPageList *list);
 
+/* Is @gid an IPv4-mapped address (::ffff:a.b.c.d)? */
+bool rdma_gid_is_v4(const uint8_t *gid);
+
+/*
+ * The 40 bytes in front of a UD receive: for RoCE v2 over IPv4 the IPv4
+ * header in the last 20 (with a valid checksum: the guest's MAD layer
+ * checks it to build reply address handles), else an IPv6 header.
+ * Returns the network header type (RDMA_NETWORK_IPV4 or _IPV6).
+ */
+uint8_t rdma_grh_build(uint8_t *grh, const uint8_t *sgid, const uint8_t *dgid,
+                       uint32_t payload, uint8_t tclass, uint8_t hop_limit);
+
 static inline bool rdma_is_pow2(uint32_t v)
 {
     return v && !(v & (v - 1));

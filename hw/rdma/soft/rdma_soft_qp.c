@@ -154,57 +154,6 @@ static bool rdma_soft_qp_receives(const RdmaQp *qp)
            qp->attr.qp_state == RDMA_QPS_SQE;
 }
 
-static bool rdma_gid_is_v4(const uint8_t *gid)
-{
-    static const uint8_t prefix[12] = { [10] = 0xff, [11] = 0xff };
-
-    return !memcmp(gid, prefix, sizeof(prefix));
-}
-
-/*
- * The 40 bytes in front of a UD receive: for RoCE v2 over IPv4 the IPv4
- * header in the last 20 (with a valid checksum: the guest's MAD layer
- * checks it to build reply address handles), else an IPv6 header.
- */
-static uint8_t rdma_soft_grh(uint8_t *grh, const uint8_t *sgid,
-                             const uint8_t *dgid, uint32_t payload,
-                             uint8_t tclass, uint8_t hop_limit)
-{
-    /* IP payload: UDP 8, BTH 12, DETH 8, data, ICRC 4 */
-    uint32_t ip_payload = 8 + 12 + 8 + payload + 4;
-
-    memset(grh, 0, RDMA_GRH_SIZE);
-    if (rdma_gid_is_v4(sgid) && rdma_gid_is_v4(dgid)) {
-        uint8_t *ip = grh + 20;
-        uint32_t sum = 0;
-        int i;
-
-        ip[0] = 0x45;
-        ip[1] = tclass;
-        stw_be_p(ip + 2, 20 + ip_payload);
-        stw_be_p(ip + 6, 0x4000);                   /* don't fragment */
-        ip[8] = hop_limit ? hop_limit : 64;
-        ip[9] = 17;                                 /* UDP */
-        memcpy(ip + 12, sgid + 12, 4);
-        memcpy(ip + 16, dgid + 12, 4);
-        for (i = 0; i < 20; i += 2) {
-            sum += lduw_be_p(ip + i);
-        }
-        while (sum >> 16) {
-            sum = (sum & 0xffff) + (sum >> 16);
-        }
-        stw_be_p(ip + 10, ~sum & 0xffff);
-        return RDMA_NETWORK_IPV4;
-    }
-    stl_be_p(grh, (6u << 28) | ((uint32_t)tclass << 20));
-    stw_be_p(grh + 4, ip_payload);
-    grh[6] = 17;
-    grh[7] = hop_limit ? hop_limit : 64;
-    memcpy(grh + 8, sgid, 16);
-    memcpy(grh + 24, dgid, 16);
-    return RDMA_NETWORK_IPV6;
-}
-
 /*
  * Responder: a message (SEND, SEND_WITH_IMM, or the immediate of an RDMA
  * WRITE) arrives at @dst and consumes a receive WQE.
@@ -239,7 +188,7 @@ static RdmaSoftAck rdma_soft_respond_recv(RdmaSoft *soft, RdmaQp *src,
         uint8_t grh[RDMA_GRH_SIZE];
         const RdmaGid *sgid = &rm->gids[wr->sgid_index];
 
-        wc.network_hdr_type = rdma_soft_grh(grh, sgid->gid, wr->dgid, len, 0,
+        wc.network_hdr_type = rdma_grh_build(grh, sgid->gid, wr->dgid, len, 0,
                                             64);
         wc.wc_flags |= RDMA_WC_GRH | RDMA_WC_WITH_NETWORK_HDR_TYPE;
         if (!rdma_soft_write_buf(rm->pdev, &rsgl, 0, grh,

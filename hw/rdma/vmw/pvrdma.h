@@ -103,6 +103,9 @@ void pvrdma_doorbell_srq(PvrdmaState *s, uint32_t page, uint32_t val);
 void pvrdma_qp_ops_init(PvrdmaState *s);
 void pvrdma_qp_ops_fini(PvrdmaState *s);
 
+/* pvrdma_qmp.c */
+void pvrdma_gid_event(PvrdmaState *s, const uint8_t *gid, bool added);
+
 /* pvrdma_cmd.c: execute the command in the command slot (REQUEST write) */
 void pvrdma_exec_cmd(PvrdmaState *s);
 

@@ -224,6 +224,19 @@ static int pvrdma_create_qp(PvrdmaState *s, const PvrdmaCmdReq *req,
     if (ret < 0) {
         return ret;
     }
+    /*
+     * Drivers before version 20 take the QP number for the handle, which
+     * only works while they are equal (soft backend); a host device's QP
+     * numbers are not handles.
+     */
+    if (s->driver_version < PVRDMA_VERSION_QPHANDLE && qp->qpn != qp->handle) {
+        qemu_log_mask(LOG_GUEST_ERROR, "pvrdma: create_qp: the driver "
+                      "(version %u) needs QP number == handle, which the "
+                      "%s backend cannot give\n", s->driver_version,
+                      s->backend->ops->name);
+        rdma_rm_destroy_qp(&s->rm, qp->handle);
+        return -EOPNOTSUPP;
+    }
     /* Drivers before version 20 expect the response without qp_handle. */
     if (s->driver_version < PVRDMA_VERSION_QPHANDLE) {
         PvrdmaCmdCreateQpResp *o = &rsp->create_qp_resp;
@@ -356,6 +369,7 @@ static int pvrdma_create_bind(PvrdmaState *s, const PvrdmaCmdReq *req,
                               PvrdmaCmdResp *rsp)
 {
     const PvrdmaCmdCreateBind *c = &req->create_bind;
+    int ret;
 
     /* Only the GID type the capabilities announce. */
     if (c->gid_type != s->caps.gid_types) {
@@ -363,15 +377,24 @@ static int pvrdma_create_bind(PvrdmaState *s, const PvrdmaCmdReq *req,
                       "device supports %u\n", c->gid_type, s->caps.gid_types);
         return -EINVAL;
     }
-    return rdma_rm_add_gid(&s->rm, c->index, c->new_gid, c->gid_type, c->mtu,
-                           c->vlan);
+    ret = rdma_rm_add_gid(&s->rm, c->index, c->new_gid, c->gid_type, c->mtu,
+                          c->vlan);
+    if (ret == 0) {
+        pvrdma_gid_event(s, c->new_gid, true);
+    }
+    return ret;
 }
 
 static int pvrdma_destroy_bind(PvrdmaState *s, const PvrdmaCmdReq *req,
                                PvrdmaCmdResp *rsp)
 {
-    return rdma_rm_del_gid(&s->rm, req->destroy_bind.index,
-                           req->destroy_bind.dest_gid);
+    int ret = rdma_rm_del_gid(&s->rm, req->destroy_bind.index,
+                              req->destroy_bind.dest_gid);
+
+    if (ret == 0) {
+        pvrdma_gid_event(s, req->destroy_bind.dest_gid, false);
+    }
+    return ret;
 }
 
 static int pvrdma_create_srq(PvrdmaState *s, const PvrdmaCmdReq *req,

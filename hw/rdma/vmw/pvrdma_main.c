@@ -194,6 +194,12 @@ static bool pvrdma_slot_ok(PvrdmaState *s, uint64_t addr)
 /* Everything the guest created, and the DSR itself, go away. */
 static void pvrdma_unload(PvrdmaState *s)
 {
+    /* The GIDs go with the driver: tell management software. */
+    for (uint32_t i = 0; s->rm.gids && i < s->rm.limits.gid_tbl_len; i++) {
+        if (s->rm.gids[i].valid) {
+            pvrdma_gid_event(s, s->rm.gids[i].gid, false);
+        }
+    }
     rdma_rm_reset(&s->rm);
     pvrdma_dev_ring_free(&s->async_ring);
     pvrdma_dev_ring_free(&s->cq_ring);
@@ -517,10 +523,23 @@ static bool pvrdma_check_params(PvrdmaState *s, Error **errp)
     }
 
     if (p->ibdev) {
-        error_setg(errp, "ibdev=%s: the ibverbs backend is not part of this "
-                   "build yet; omit ibdev= to use the built-in soft backend",
-                   p->ibdev);
+#ifndef CONFIG_RDMA
+        error_setg(errp, "ibdev=%s: this QEMU was built without libibverbs "
+                   "(configure --enable-rdma); omit ibdev= to use the "
+                   "built-in soft backend", p->ibdev);
         return false;
+#else
+        if (!p->netdev) {
+            error_setg(errp, "ibdev=%s needs netdev=<host network device "
+                       "of %s>, whose addresses are the port's GIDs",
+                       p->ibdev, p->ibdev);
+            error_append_hint(errp, "For Soft-RoCE it is the interface "
+                              "the rxe device was added on (rdma link "
+                              "show).\n");
+            return false;
+        }
+        return true;
+#endif
     }
     if (p->netdev || qemu_chr_fe_backend_connected(&s->params.mad_chr)) {
         error_setg(errp, "netdev= and mad-chardev= are only used with "
@@ -533,6 +552,22 @@ static bool pvrdma_check_params(PvrdmaState *s, Error **errp)
         return false;
     }
     return true;
+}
+
+static RdmaBackend *pvrdma_backend_new(PvrdmaState *s, Error **errp)
+{
+#ifdef CONFIG_RDMA
+    if (s->params.ibdev) {
+        RdmaIbvConfig cfg = {
+            .ibdev = s->params.ibdev,
+            .ibport = s->params.ibport,
+            .mad_chr = &s->params.mad_chr,
+        };
+
+        return rdma_ibv_backend_new(&s->rm, PCI_DEVICE(s), &cfg, errp);
+    }
+#endif
+    return rdma_soft_backend_new(&s->rm, PCI_DEVICE(s), errp);
 }
 
 static void pvrdma_init_limits(PvrdmaState *s, RdmaDevLimits *l)
@@ -589,7 +624,7 @@ static void pvrdma_realize(PCIDevice *pdev, Error **errp)
     pci_register_bar(pdev, PVRDMA_BAR_UAR, PCI_BASE_ADDRESS_SPACE_MEMORY |
                      PCI_BASE_ADDRESS_MEM_TYPE_64, &s->uar);
 
-    s->backend = rdma_soft_backend_new(&s->rm, pdev, errp);
+    s->backend = pvrdma_backend_new(s, errp);
     if (!s->backend) {
         msix_uninit_exclusive_bar(pdev);
         return;

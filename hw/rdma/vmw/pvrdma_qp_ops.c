@@ -217,6 +217,16 @@ static void pvrdma_wqe_error(RdmaQp *qp, const char *why)
     trace_pvrdma_wqe_bad(qp->qpn, why);
 }
 
+static void pvrdma_recv_error(RdmaQp *qp, RdmaSrq *srq, const char *why)
+{
+    if (qp) {
+        pvrdma_wqe_error(qp, why);
+    } else {
+        qemu_log_mask(LOG_GUEST_ERROR, "pvrdma: SRQ %u: %s\n", srq->handle,
+                      why);
+    }
+}
+
 static void pvrdma_qp_fatal(PvrdmaState *s, RdmaQp *qp, const char *why)
 {
     pvrdma_wqe_error(qp, why);
@@ -312,52 +322,81 @@ static void pvrdma_kick_send(void *opaque, RdmaQp *qp)
 
 /* Receive queues */
 
-static int pvrdma_next_recv(void *opaque, RdmaQp *qp, RdmaRecvWr *wr)
+/*
+ * Take the next receive WQE of ring @r (of @qp, or of @srq): 0, -EAGAIN
+ * when the ring is empty, -EIO when the WQE was bad (it is consumed, and
+ * completed with an error when the QP is known).
+ */
+static int pvrdma_take_recv(PvrdmaState *s, PvrdmaRingMap *r, RdmaQp *qp,
+                            RdmaSrq *srq, uint32_t max_sge, RdmaRecvWr *wr)
 {
-    PvrdmaState *s = opaque;
     uint8_t buf[sizeof(PvrdmaRqWqeHdr) + RDMA_MAX_SGE * sizeof(PvrdmaSge)];
     const PvrdmaRqWqeHdr *h = (const PvrdmaRqWqeHdr *)buf;
-    RdmaSrq *srq = NULL;
-    PvrdmaRingMap r;
-    uint32_t head, tail, max_sge;
-    bool ok;
+    uint32_t head, tail;
     int ret;
 
-    if (qp->is_srq) {
-        srq = rdma_rm_get(&s->rm, RDMA_RES_SRQ, qp->srq_handle);
-        ok = srq && pvrdma_srq_ring(s, srq, &r);
-        max_sge = srq ? srq->max_sge : 0;
-    } else {
-        ok = pvrdma_rq_ring(s, qp, &r);
-        max_sge = qp->cap.max_recv_sge;
-    }
-    ret = ok ? pvrdma_ring_peek(&r, &head, &tail) : -EIO;
+    ret = pvrdma_ring_peek(r, &head, &tail);
     if (ret == 0) {
         return -EAGAIN;
     }
-    if (ret < 0 || !pvrdma_fetch(s, &r, head, buf, sizeof(buf))) {
-        pvrdma_wqe_error(qp, "receive ring unusable");
+    if (ret < 0 || !pvrdma_fetch(s, r, head, buf, sizeof(buf))) {
+        pvrdma_recv_error(qp, srq, "receive ring unusable");
         return -EIO;
     }
     wr->wr_id = h->wr_id;
     wr->num_sge = h->num_sge;
     if (h->num_sge > max_sge) {
-        RdmaWc wc = { .wr_id = h->wr_id, .status = RDMA_WC_LOC_LEN_ERR,
-                      .opcode = RDMA_WC_RECV, .qp_handle = qp->handle };
+        pvrdma_recv_error(qp, srq, "receive WQE with too many SGEs");
+        if (qp) {
+            RdmaWc wc = { .wr_id = h->wr_id, .status = RDMA_WC_LOC_LEN_ERR,
+                          .opcode = RDMA_WC_RECV, .qp_handle = qp->handle };
 
-        pvrdma_wqe_error(qp, "receive WQE with too many SGEs");
-        pvrdma_complete(s, qp, qp->recv_cq_handle, &wc, false);
+            pvrdma_complete(s, qp, qp->recv_cq_handle, &wc, false);
+        }
         return -EIO;
     }
     memcpy(wr->sge, buf + sizeof(*h), h->num_sge * sizeof(PvrdmaSge));
     /* SRQ limit: one event when fewer WQEs than the limit remain. */
-    if (srq && srq->srq_limit &&
-        ((tail - pvrdma_idx_next(head, r.max_elems)) &
-         ((r.max_elems << 1) - 1)) < srq->srq_limit) {
+    if (srq && srq->srq_limit && !s->backend->ops->srq_limit_native &&
+        ((tail - pvrdma_idx_next(head, r->max_elems)) &
+         ((r->max_elems << 1) - 1)) < srq->srq_limit) {
         srq->srq_limit = 0;
         pvrdma_event(s, RDMA_EVENT_SRQ_LIMIT_REACHED, srq->handle);
     }
     return 0;
+}
+
+static int pvrdma_next_recv(void *opaque, RdmaQp *qp, RdmaRecvWr *wr)
+{
+    PvrdmaState *s = opaque;
+    RdmaSrq *srq = NULL;
+    PvrdmaRingMap r;
+
+    if (qp->is_srq) {
+        srq = rdma_rm_get(&s->rm, RDMA_RES_SRQ, qp->srq_handle);
+        if (!srq || !pvrdma_srq_ring(s, srq, &r)) {
+            pvrdma_recv_error(qp, NULL, "receive ring unusable");
+            return -EIO;
+        }
+        return pvrdma_take_recv(s, &r, qp, srq, srq->max_sge, wr);
+    }
+    if (!pvrdma_rq_ring(s, qp, &r)) {
+        pvrdma_recv_error(qp, NULL, "receive ring unusable");
+        return -EIO;
+    }
+    return pvrdma_take_recv(s, &r, qp, NULL, qp->cap.max_recv_sge, wr);
+}
+
+static int pvrdma_next_srq_recv(void *opaque, RdmaSrq *srq, RdmaRecvWr *wr)
+{
+    PvrdmaState *s = opaque;
+    PvrdmaRingMap r;
+
+    if (!pvrdma_srq_ring(s, srq, &r)) {
+        pvrdma_recv_error(NULL, srq, "SRQ ring unusable");
+        return -EIO;
+    }
+    return pvrdma_take_recv(s, &r, NULL, srq, srq->max_sge, wr);
 }
 
 static void pvrdma_flush_sq(PvrdmaState *s, RdmaQp *qp)
@@ -417,6 +456,7 @@ static void pvrdma_qp_flush(void *opaque, RdmaQp *qp)
 
 const RdmaFrontOps pvrdma_front_ops = {
     .next_recv = pvrdma_next_recv,
+    .next_srq_recv = pvrdma_next_srq_recv,
     .complete = pvrdma_complete,
     .event = pvrdma_event,
     .qp_flush = pvrdma_qp_flush,
