@@ -1,0 +1,372 @@
+/*
+ * rdmacm-mux clients: one UNIX stream connection per QEMU instance.
+ *
+ * Every client is untrusted.  Its socket is non-blocking; input accumulates
+ * until a whole message is there (short reads are normal); a malformed
+ * header cuts off that client alone, after a REPLY with -EPROTO.  Its
+ * output is queued up to MUX_OUT_CAP bytes: a client that does not read
+ * loses its own RECVs and never stalls the daemon or other clients.  Each
+ * request is answered by exactly one REPLY, and a request is only taken
+ * when its REPLY fits in the queue, so REPLYs are never dropped.
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <infiniband/umad_types.h>
+
+#include "mux.h"
+
+#define HDR_SIZE sizeof(RdmaCmMuxHdr)
+
+static size_t out_queued(const MuxClient *c)
+{
+    return c->out_len - c->out_off;
+}
+
+static bool out_room(const MuxClient *c, size_t len)
+{
+    return MUX_OUT_CAP - out_queued(c) >= len;
+}
+
+static void out_put(MuxClient *c, const void *a, size_t alen,
+                    const void *b, size_t blen)
+{
+    if (c->out_len + alen + blen > MUX_OUT_CAP) {
+        memmove(c->out, c->out + c->out_off, out_queued(c));
+        c->out_len -= c->out_off;
+        c->out_off = 0;
+    }
+    memcpy(c->out + c->out_len, a, alen);
+    c->out_len += alen;
+    if (blen) {
+        memcpy(c->out + c->out_len, b, blen);
+        c->out_len += blen;
+    }
+}
+
+static void reply(MuxClient *c, uint32_t seq, int status)
+{
+    RdmaCmMuxHdr h = {
+        .magic = RDMACM_MUX_MAGIC,
+        .version = RDMACM_MUX_VERSION,
+        .type = RDMACM_MUX_REPLY,
+        .seq = seq,
+        .status = status,
+    };
+
+    if (out_room(c, HDR_SIZE)) {
+        out_put(c, &h, HDR_SIZE, NULL, 0);
+    }
+}
+
+bool mux_client_deliver(Mux *mux, MuxClient *c, const RdmaCmMuxMad *m)
+{
+    RdmaCmMuxHdr h = {
+        .magic = RDMACM_MUX_MAGIC,
+        .version = RDMACM_MUX_VERSION,
+        .type = RDMACM_MUX_RECV,
+        .len = sizeof(*m),
+    };
+
+    if (c->dead) {
+        return false;
+    }
+    if (!out_room(c, HDR_SIZE + sizeof(*m))) {
+        if (!c->dropped++) {
+            mux_log("client %u does not read: dropping MADs for it", c->id);
+        }
+        mux->stats.rx_queue_full++;
+        return false;
+    }
+    out_put(c, &h, HDR_SIZE, m, sizeof(*m));
+    mux->stats.rx_delivered++;
+    return true;
+}
+
+void mux_client_flush(MuxClient *c)
+{
+    while (!c->dead && out_queued(c)) {
+        ssize_t n = send(c->fd, c->out + c->out_off, out_queued(c),
+                         MSG_NOSIGNAL | MSG_DONTWAIT);
+
+        if (n < 0) {
+            if (errno == EINTR) {
+                continue;
+            }
+            if (errno != EAGAIN && errno != EWOULDBLOCK) {
+                mux_debug("client %u: write: %s", c->id, strerror(errno));
+                c->dead = true;
+            }
+            return;
+        }
+        c->out_off += n;
+    }
+    c->out_off = c->out_len = 0;
+}
+
+bool mux_client_wants_input(const MuxClient *c)
+{
+    return !c->dead && c->in_len < MUX_IN_CAP;
+}
+
+/* The body size of a request type; -1 for types clients may not send. */
+static long request_body_size(uint16_t type)
+{
+    switch (type) {
+    case RDMACM_MUX_REGISTER:
+    case RDMACM_MUX_UNREGISTER:
+        return sizeof(RdmaCmMuxGid);
+    case RDMACM_MUX_SEND:
+        return sizeof(RdmaCmMuxMad);
+    default:
+        return -1;
+    }
+}
+
+static bool header_valid(const RdmaCmMuxHdr *h)
+{
+    long body = request_body_size(h->type);
+
+    return h->magic == RDMACM_MUX_MAGIC && h->version == RDMACM_MUX_VERSION &&
+           body >= 0 && h->len == (unsigned long)body && h->reserved == 0;
+}
+
+static void protocol_error(Mux *mux, MuxClient *c, const RdmaCmMuxHdr *h)
+{
+    mux_log("client %u: malformed message (magic 0x%08x version %u type %u "
+            "len %u reserved %u): disconnecting it", c->id, h->magic,
+            h->version, h->type, h->len, h->reserved);
+    mux->stats.protocol_errors++;
+    /* The seq is only meaningful if the client speaks the protocol. */
+    reply(c, h->magic == RDMACM_MUX_MAGIC ? h->seq : 0, -EPROTO);
+    mux_client_flush(c);
+    c->dead = true;
+}
+
+/* The checks on a SEND that do not need the port. */
+static int send_check(const MuxClient *c, const RdmaCmMuxMad *m)
+{
+    if (!mux_route_owns(&c->route, m->sgid)) {
+        return -EPERM;
+    }
+    if (m->mad[MUX_MAD_BASE_VERSION] != UMAD_BASE_VERSION ||
+        m->mad[MUX_MAD_CLASS] != UMAD_CLASS_CM ||
+        m->mad[MUX_MAD_CLASS_VERSION] != MUX_CM_CLASS_VERSION ||
+        m->mad[MUX_MAD_METHOD] != UMAD_METHOD_SEND) {
+        return -EINVAL;
+    }
+    if (m->qpn > 0xffffff || m->sl > 15 || m->flow_label > 0xfffff) {
+        return -EINVAL;
+    }
+    return 0;
+}
+
+static int handle_send(Mux *mux, MuxClient *c, const RdmaCmMuxMad *m)
+{
+    char s[MUX_GID_STRLEN], d[MUX_GID_STRLEN];
+    int r = send_check(c, m);
+
+    if (!r) {
+        r = mux_port_send(&mux->port, m);
+    }
+    if (mux_verbose) {
+        uint16_t attr = m->mad[MUX_MAD_ATTR_ID] << 8 |
+                        m->mad[MUX_MAD_ATTR_ID + 1];
+
+        mux_debug("client %u: SEND attr 0x%04x %s -> %s qpn %u: %s", c->id,
+                  attr, mux_gid_str(m->sgid, s, sizeof(s)),
+                  mux_gid_str(m->dgid, d, sizeof(d)), m->qpn,
+                  r ? strerror(-r) : "sent");
+    }
+    if (r) {
+        mux->stats.tx_refused++;
+        return r;
+    }
+    mux->stats.tx++;
+    mux_route_note_send(&c->route, m->sgid, m->mad);
+    return 0;
+}
+
+static void handle_request(Mux *mux, MuxClient *c, const RdmaCmMuxHdr *h,
+                           const uint8_t *body)
+{
+    char g[MUX_GID_STRLEN];
+    RdmaCmMuxGid gid;
+    RdmaCmMuxMad *m;
+    int r;
+
+    switch (h->type) {
+    case RDMACM_MUX_REGISTER:
+    case RDMACM_MUX_UNREGISTER:
+        memcpy(&gid, body, sizeof(gid));
+        r = h->type == RDMACM_MUX_REGISTER ?
+            mux_route_claim(&c->route, gid.gid) :
+            mux_route_release(&c->route, gid.gid);
+        mux_debug("client %u: %s %s: %s", c->id,
+                  h->type == RDMACM_MUX_REGISTER ? "REGISTER" : "UNREGISTER",
+                  mux_gid_str(gid.gid, g, sizeof(g)), r ? strerror(-r) : "ok");
+        break;
+    case RDMACM_MUX_SEND:
+        /* The body may be unaligned in the input buffer. */
+        m = malloc(sizeof(*m));
+        if (!m) {
+            r = -ENOMEM;
+            break;
+        }
+        memcpy(m, body, sizeof(*m));
+        r = handle_send(mux, c, m);
+        free(m);
+        break;
+    default:
+        r = -EPROTO;            /* header_valid() lets none through */
+        break;
+    }
+    reply(c, h->seq, r);
+}
+
+/* Takes every whole request in the input buffer that can be answered. */
+static void process_input(Mux *mux, MuxClient *c)
+{
+    size_t off = 0;
+
+    while (!c->dead && c->in_len - off >= HDR_SIZE) {
+        RdmaCmMuxHdr h;
+
+        memcpy(&h, c->in + off, HDR_SIZE);
+        /* Checked as soon as it is whole: a bad len is never waited for. */
+        if (!header_valid(&h)) {
+            protocol_error(mux, c, &h);
+            return;
+        }
+        if (c->in_len - off < HDR_SIZE + h.len || !out_room(c, HDR_SIZE)) {
+            break;
+        }
+        handle_request(mux, c, &h, c->in + off + HDR_SIZE);
+        off += HDR_SIZE + h.len;
+    }
+    if (off) {
+        memmove(c->in, c->in + off, c->in_len - off);
+        c->in_len -= off;
+    }
+}
+
+/*
+ * Reads what the client sent (if there is room for it), answers what is
+ * whole and writes what is queued.  Called on any event of the client.
+ */
+void mux_client_service(Mux *mux, MuxClient *c)
+{
+    bool eof = false;
+
+    if (mux_client_wants_input(c)) {
+        ssize_t n = recv(c->fd, c->in + c->in_len, MUX_IN_CAP - c->in_len,
+                         MSG_DONTWAIT);
+
+        if (n > 0) {
+            c->in_len += n;
+        } else if (n == 0) {
+            eof = true;
+        } else if (errno != EAGAIN && errno != EWOULDBLOCK &&
+                   errno != EINTR) {
+            mux_debug("client %u: read: %s", c->id, strerror(errno));
+            c->dead = true;
+        }
+    }
+    /* Requests sent just before a close are still carried out. */
+    process_input(mux, c);
+    mux_client_flush(c);
+    if (eof) {
+        if (c->in_len) {
+            mux_debug("client %u: closed in the middle of a message",
+                      c->id);
+        }
+        c->dead = true;
+    }
+}
+
+void mux_client_accept(Mux *mux)
+{
+    int i;
+
+    /* Bounded, so that a connect storm cannot starve everything else. */
+    for (i = 0; i < 16; i++) {
+        int fd = accept4(mux->listen_fd, NULL, NULL,
+                         SOCK_NONBLOCK | SOCK_CLOEXEC);
+        MuxClient *c;
+        unsigned slot;
+
+        if (fd < 0) {
+            if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR &&
+                errno != ECONNABORTED) {
+                mux_log("accept: %s", strerror(errno));
+            }
+            return;
+        }
+        c = NULL;
+        if (mux->n_clients < MUX_MAX_CLIENTS) {
+            c = calloc(1, sizeof(*c));
+            if (c) {
+                c->out = malloc(MUX_OUT_CAP);
+                if (!c->out) {
+                    free(c);
+                    c = NULL;
+                }
+            }
+        }
+        if (!c) {
+            RdmaCmMuxHdr h = {
+                .magic = RDMACM_MUX_MAGIC,
+                .version = RDMACM_MUX_VERSION,
+                .type = RDMACM_MUX_REPLY,
+                .status = mux->n_clients < MUX_MAX_CLIENTS ? -ENOMEM
+                                                            : -EUSERS,
+            };
+
+            if (!mux->stats.clients_refused++) {
+                mux_log("refusing a client: %u clients already",
+                        mux->n_clients);
+            }
+            /* Best effort: tells the client why before it sees EOF. */
+            if (send(fd, &h, HDR_SIZE, MSG_NOSIGNAL | MSG_DONTWAIT) < 0) {
+                mux_debug("refused client: %s", strerror(errno));
+            }
+            close(fd);
+            continue;
+        }
+        c->fd = fd;
+        c->id = ++mux->next_id;
+        for (slot = 0; mux->clients[slot]; slot++) {
+            /* n_clients < MUX_MAX_CLIENTS: a free slot exists */
+        }
+        mux->clients[slot] = c;
+        mux->n_clients++;
+        mux->stats.clients++;
+        mux_debug("client %u connected (%u clients)", c->id, mux->n_clients);
+    }
+}
+
+void mux_client_close(Mux *mux, MuxClient *c)
+{
+    unsigned i;
+
+    for (i = 0; i < MUX_MAX_CLIENTS; i++) {
+        if (mux->clients[i] == c) {
+            mux->clients[i] = NULL;
+            mux->n_clients--;
+            break;
+        }
+    }
+    mux_debug("client %u disconnected (%u GIDs released, %llu MADs "
+              "dropped for it)", c->id, c->route.n_gids,
+              (unsigned long long)c->dropped);
+    mux_route_drop_owner(&c->route);
+    close(c->fd);
+    free(c->out);
+    free(c);
+}

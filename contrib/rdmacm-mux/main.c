@@ -1,0 +1,523 @@
+/*
+ * rdmacm-mux: shares the connection-manager (CM) MADs of one RDMA port
+ * among QEMU instances (pvrdma's ibverbs backend).  The protocol is in
+ * rdmacm-mux.h; this file holds the command line, the listening socket,
+ * signals and the single-threaded poll() loop.
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+
+#include <infiniband/umad.h>
+
+#include "mux.h"
+
+#define MUX_DEFAULT_PREFIX "/var/run/rdmacm-mux"
+
+bool mux_verbose;
+
+typedef struct MuxOptions {
+    const char *dev;
+    const char *prefix;
+    int port;
+    char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
+} MuxOptions;
+
+static void __attribute__((format(printf, 1, 0)))
+mux_vlog(const char *fmt, va_list ap)
+{
+    char buf[1024];
+
+    vsnprintf(buf, sizeof(buf), fmt, ap);
+    fprintf(stderr, "rdmacm-mux: %s\n", buf);
+}
+
+void mux_log(const char *fmt, ...)
+{
+    va_list ap;
+
+    va_start(ap, fmt);
+    mux_vlog(fmt, ap);
+    va_end(ap);
+}
+
+void mux_debug(const char *fmt, ...)
+{
+    va_list ap;
+
+    if (!mux_verbose) {
+        return;
+    }
+    va_start(ap, fmt);
+    mux_vlog(fmt, ap);
+    va_end(ap);
+}
+
+const char *mux_gid_str(const uint8_t *gid, char *buf, size_t len)
+{
+    if (!inet_ntop(AF_INET6, gid, buf, len)) {
+        snprintf(buf, len, "?");
+    }
+    return buf;
+}
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+"Usage: rdmacm-mux -d DEVICE [-p PORT] [-s PREFIX] [-v]\n"
+"\n"
+"Shares the connection manager (CM) MADs of one port of an RDMA device\n"
+"among the QEMU instances whose pvrdma devices use that port.\n"
+"\n"
+"Only one agent may register with a port's umad layer for the CM class\n"
+"(0x07).  rdmacm-mux does, and serves any number of QEMU instances over a\n"
+"UNIX stream socket: each claims its guest's GIDs, sends its guest's CM\n"
+"MADs through the daemon and receives those addressed to it.  Replies are\n"
+"routed by the communication ID the requester chose, everything else by\n"
+"the full destination GID.\n"
+"\n"
+"Options:\n"
+"  -d, --device DEVICE  RDMA device, as in /sys/class/infiniband (required)\n"
+"  -p, --port PORT      port of DEVICE (default 1)\n"
+"  -s, --socket PREFIX  socket path prefix (default " MUX_DEFAULT_PREFIX ");\n"
+"                       the socket is PREFIX-DEVICE-PORT, for example\n"
+"                       " MUX_DEFAULT_PREFIX "-rxe0-1\n"
+"  -v, --verbose        log each request, routed MAD and drop to stderr\n"
+"  -h, --help           show this help and exit\n"
+"\n"
+"The host needs the ib_umad module, and must NOT have the kernel's own CM\n"
+"(ib_cm, loaded by rdma_cm and rdma_ucm): it holds the CM class on every\n"
+"port, and then rdmacm-mux cannot register.  A socket left behind by a\n"
+"dead rdmacm-mux is replaced; one that a running daemon serves is not.\n"
+"\n"
+"rdmacm-mux stays in the foreground (it does not daemonize) and logs to\n"
+"stderr.  SIGTERM or SIGINT stop it cleanly and remove the socket; SIGUSR1\n"
+"prints its counters.  Exit status: 0 when stopped by a signal, 1 on\n"
+"errors, 2 on a bad command line.\n");
+}
+
+static bool parse_args(int argc, char **argv, MuxOptions *o)
+{
+    static const struct option longopts[] = {
+        { "device", required_argument, NULL, 'd' },
+        { "port", required_argument, NULL, 'p' },
+        { "socket", required_argument, NULL, 's' },
+        { "verbose", no_argument, NULL, 'v' },
+        { "help", no_argument, NULL, 'h' },
+        { NULL, 0, NULL, 0 },
+    };
+    char *end;
+    long v;
+    int opt, n;
+
+    o->dev = NULL;
+    o->prefix = MUX_DEFAULT_PREFIX;
+    o->port = 1;
+    while ((opt = getopt_long(argc, argv, "d:p:s:vh", longopts, NULL)) != -1) {
+        switch (opt) {
+        case 'd':
+            o->dev = optarg;
+            break;
+        case 'p':
+            errno = 0;
+            v = strtol(optarg, &end, 10);
+            if (errno || end == optarg || *end || v < 1 || v > 255) {
+                mux_log("error: bad port '%s' (1 to 255)", optarg);
+                return false;
+            }
+            o->port = v;
+            break;
+        case 's':
+            o->prefix = optarg;
+            break;
+        case 'v':
+            mux_verbose = true;
+            break;
+        case 'h':
+            usage(stdout);
+            exit(0);
+        default:
+            fprintf(stderr, "Try 'rdmacm-mux --help'.\n");
+            return false;
+        }
+    }
+    if (optind < argc) {
+        mux_log("error: unexpected argument '%s'", argv[optind]);
+        return false;
+    }
+    if (!o->dev || !*o->dev) {
+        mux_log("error: no RDMA device given (-d DEVICE); see --help");
+        return false;
+    }
+    if (strchr(o->dev, '/') || strlen(o->dev) >= UMAD_CA_NAME_LEN) {
+        mux_log("error: bad RDMA device name '%s'", o->dev);
+        return false;
+    }
+    n = snprintf(o->path, sizeof(o->path), "%s-%s-%d", o->prefix, o->dev,
+                 o->port);
+    if (n < 0 || (size_t)n >= sizeof(o->path)) {
+        mux_log("error: socket path '%s-%s-%d' is too long (at most %zu "
+                "bytes)", o->prefix, o->dev, o->port, sizeof(o->path) - 1);
+        return false;
+    }
+    return true;
+}
+
+static void fill_addr(struct sockaddr_un *sa, const char *path)
+{
+    memset(sa, 0, sizeof(*sa));
+    sa->sun_family = AF_UNIX;
+    memcpy(sa->sun_path, path, strlen(path));
+}
+
+/*
+ * Refuses a socket path that a live process serves or that is not a
+ * socket; a socket file nobody listens on is left by a dead daemon and
+ * is removed.
+ */
+static bool socket_path_free(const char *path)
+{
+    struct sockaddr_un sa;
+    struct stat st;
+    int fd, r, err;
+
+    if (lstat(path, &st) < 0) {
+        if (errno == ENOENT) {
+            return true;
+        }
+        mux_log("error: %s: %s", path, strerror(errno));
+        return false;
+    }
+    if (!S_ISSOCK(st.st_mode)) {
+        mux_log("error: %s exists and is not a socket; not touching it", path);
+        return false;
+    }
+    fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) {
+        mux_log("error: socket: %s", strerror(errno));
+        return false;
+    }
+    fill_addr(&sa, path);
+    r = connect(fd, (struct sockaddr *)&sa, sizeof(sa));
+    err = errno;
+    close(fd);
+    if (!r) {
+        mux_log("error: %s is in use: an rdmacm-mux for this port is "
+                "already running", path);
+        return false;
+    }
+    if (err != ECONNREFUSED) {
+        mux_log("error: %s: %s", path, strerror(err));
+        return false;
+    }
+    mux_log("replacing the stale socket %s", path);
+    if (unlink(path) < 0 && errno != ENOENT) {
+        mux_log("error: cannot remove %s: %s", path, strerror(errno));
+        return false;
+    }
+    return true;
+}
+
+static int listen_on(const char *path, struct stat *st)
+{
+    struct sockaddr_un sa;
+    int fd;
+
+    fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd < 0) {
+        mux_log("error: socket: %s", strerror(errno));
+        return -1;
+    }
+    fill_addr(&sa, path);
+    if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+        mux_log("error: cannot create the socket %s: %s", path,
+                strerror(errno));
+        close(fd);
+        return -1;
+    }
+    if (listen(fd, 64) < 0 || stat(path, st) < 0) {
+        mux_log("error: cannot listen on %s: %s", path, strerror(errno));
+        close(fd);
+        unlink(path);
+        return -1;
+    }
+    return fd;
+}
+
+/* Removes the socket unless another daemon has replaced it since. */
+static void unlink_own_socket(const char *path, const struct stat *ours)
+{
+    struct stat st;
+
+    if (lstat(path, &st) == 0 && st.st_dev == ours->st_dev &&
+        st.st_ino == ours->st_ino) {
+        unlink(path);
+    }
+}
+
+static int signals_open(void)
+{
+    sigset_t set;
+    int fd;
+
+    signal(SIGPIPE, SIG_IGN);
+    sigemptyset(&set);
+    sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGHUP);
+    sigaddset(&set, SIGUSR1);
+    if (sigprocmask(SIG_BLOCK, &set, NULL) < 0) {
+        mux_log("error: sigprocmask: %s", strerror(errno));
+        return -1;
+    }
+    fd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
+    if (fd < 0) {
+        mux_log("error: signalfd: %s", strerror(errno));
+    }
+    return fd;
+}
+
+static void stats_print(const Mux *mux)
+{
+    const MuxStats *s = &mux->stats;
+
+    mux_log("MADs received %llu: delivered %llu, no client %llu, client "
+            "queue full %llu, not for clients %llu; MADs sent %llu, SENDs "
+            "refused %llu; clients %u now, %llu accepted, %llu refused, %llu "
+            "cut off for malformed input",
+            (unsigned long long)s->rx, (unsigned long long)s->rx_delivered,
+            (unsigned long long)s->rx_no_dest,
+            (unsigned long long)s->rx_queue_full,
+            (unsigned long long)s->rx_bad, (unsigned long long)s->tx,
+            (unsigned long long)s->tx_refused, mux->n_clients,
+            (unsigned long long)s->clients,
+            (unsigned long long)s->clients_refused,
+            (unsigned long long)s->protocol_errors);
+}
+
+static const char *route_reason_str(MuxRouteReason r)
+{
+    switch (r) {
+    case MUX_ROUTE_COMM_ID:
+        return "communication ID";
+    case MUX_ROUTE_SIDR_ID:
+        return "SIDR request ID";
+    case MUX_ROUTE_GID:
+        return "destination GID";
+    default:
+        return "nothing";
+    }
+}
+
+static void route_mad(Mux *mux, const RdmaCmMuxMad *m)
+{
+    char s[MUX_GID_STRLEN], d[MUX_GID_STRLEN];
+    MuxRouteReason why = MUX_ROUTE_NONE;
+    MuxRouteOwner *o = mux_route_lookup(m->dgid, m->mad, &why);
+    uint16_t attr = m->mad[MUX_MAD_ATTR_ID] << 8 | m->mad[MUX_MAD_ATTR_ID + 1];
+    MuxClient *c;
+
+    if (!o) {
+        mux->stats.rx_no_dest++;
+        mux_debug("dropped MAD attr 0x%04x %s -> %s: no client for it", attr,
+                  mux_gid_str(m->sgid, s, sizeof(s)),
+                  mux_gid_str(m->dgid, d, sizeof(d)));
+        return;
+    }
+    c = (MuxClient *)((char *)o - offsetof(MuxClient, route));
+    mux_debug("MAD attr 0x%04x %s -> %s to client %u by %s", attr,
+              mux_gid_str(m->sgid, s, sizeof(s)),
+              mux_gid_str(m->dgid, d, sizeof(d)), c->id,
+              route_reason_str(why));
+    mux_client_deliver(mux, c, m);
+}
+
+/* Reads a batch of MADs from the port; false if the port is gone. */
+static bool port_readable(Mux *mux)
+{
+    RdmaCmMuxMad m;
+    int i, r;
+
+    for (i = 0; i < MUX_RX_BATCH; i++) {
+        r = mux_port_recv(&mux->port, &m);
+        if (r < 0) {
+            mux_log("error: receiving from %s port %d: %s", mux->port.dev,
+                    mux->port.port_num, strerror(-r));
+            return false;
+        }
+        if (r == MUX_RX_NONE) {
+            break;
+        }
+        mux->stats.rx++;
+        if (r == MUX_RX_DROPPED) {
+            mux->stats.rx_bad++;
+            continue;
+        }
+        route_mad(mux, &m);
+    }
+    return true;
+}
+
+/* Returns true when a signal asks to stop. */
+static bool signal_readable(Mux *mux, int sfd)
+{
+    struct signalfd_siginfo si;
+
+    while (read(sfd, &si, sizeof(si)) == sizeof(si)) {
+        if (si.ssi_signo == SIGUSR1) {
+            stats_print(mux);
+            continue;
+        }
+        mux_log("stopping on signal %u", si.ssi_signo);
+        return true;
+    }
+    return false;
+}
+
+/* The poll() loop; returns the exit status. */
+static int run(Mux *mux, int sfd)
+{
+    struct pollfd fds[3 + MUX_MAX_CLIENTS];
+    MuxClient *who[3 + MUX_MAX_CLIENTS];
+
+    for (;;) {
+        unsigned n = 0, i;
+
+        fds[n++] = (struct pollfd) { .fd = sfd, .events = POLLIN };
+        fds[n++] = (struct pollfd) { .fd = mux->port.fd, .events = POLLIN };
+        fds[n++] = (struct pollfd) { .fd = mux->listen_fd, .events = POLLIN };
+        for (i = 0; i < MUX_MAX_CLIENTS; i++) {
+            MuxClient *c = mux->clients[i];
+
+            if (!c) {
+                continue;
+            }
+            who[n] = c;
+            fds[n++] = (struct pollfd) {
+                .fd = c->fd,
+                .events = (mux_client_wants_input(c) ? POLLIN : 0) |
+                          (c->out_len > c->out_off ? POLLOUT : 0),
+            };
+        }
+        if (poll(fds, n, -1) < 0) {
+            if (errno == EINTR) {
+                continue;
+            }
+            mux_log("error: poll: %s", strerror(errno));
+            return 1;
+        }
+        if (fds[0].revents && signal_readable(mux, sfd)) {
+            return 0;
+        }
+        if (fds[1].revents & (POLLERR | POLLHUP | POLLNVAL)) {
+            mux_log("error: %s port %d went away", mux->port.dev,
+                    mux->port.port_num);
+            return 1;
+        }
+        if ((fds[1].revents & POLLIN) && !port_readable(mux)) {
+            return 1;
+        }
+        for (i = 3; i < n; i++) {
+            MuxClient *c = who[i];
+
+            if (!fds[i].revents) {
+                continue;
+            }
+            if ((fds[i].revents & (POLLHUP | POLLERR)) &&
+                !mux_client_wants_input(c)) {
+                c->dead = true;
+            } else {
+                mux_client_service(mux, c);
+            }
+        }
+        /* MADs routed above are written now rather than after a poll. */
+        for (i = 0; i < MUX_MAX_CLIENTS; i++) {
+            MuxClient *c = mux->clients[i];
+
+            if (c && !c->dead) {
+                mux_client_flush(c);
+            }
+            if (c && c->dead) {
+                mux_client_close(mux, c);
+            }
+        }
+        /* Last, so that a new client never takes a slot polled above. */
+        if (fds[2].revents & POLLIN) {
+            mux_client_accept(mux);
+        }
+    }
+}
+
+int main(int argc, char **argv)
+{
+    Mux *mux;
+    MuxOptions o;
+    struct stat sock_st;
+    int sfd, status = 1;
+    unsigned i;
+
+    if (!parse_args(argc, argv, &o)) {
+        return 2;
+    }
+    if (umad_init() < 0) {
+        mux_log("error: umad_init failed");
+        return 1;
+    }
+    if (!mux_port_check(o.dev, o.port) || !socket_path_free(o.path)) {
+        return 1;
+    }
+    mux = calloc(1, sizeof(*mux));
+    if (!mux) {
+        mux_log("error: out of memory");
+        return 1;
+    }
+    mux->listen_fd = -1;
+    mux_route_init();
+    sfd = signals_open();
+    if (sfd < 0) {
+        goto out;
+    }
+    if (!mux_port_open(&mux->port, o.dev, o.port)) {
+        goto out_signals;
+    }
+    mux->listen_fd = listen_on(o.path, &sock_st);
+    if (mux->listen_fd < 0) {
+        goto out_port;
+    }
+    mux_log("serving CM MADs of %s port %d on %s", o.dev, o.port, o.path);
+
+    status = run(mux, sfd);
+
+    for (i = 0; i < MUX_MAX_CLIENTS; i++) {
+        if (mux->clients[i]) {
+            mux_client_close(mux, mux->clients[i]);
+        }
+    }
+    close(mux->listen_fd);
+    unlink_own_socket(o.path, &sock_st);
+    stats_print(mux);
+out_port:
+    mux_port_close(&mux->port);
+out_signals:
+    close(sfd);
+out:
+    mux_route_fini();
+    umad_done();
+    free(mux);
+    return status;
+}
