@@ -1,0 +1,1071 @@
+/*
+ * Test client for contrib/rdmacm-mux: plays one or more QEMU instances
+ * against a running daemon and prints one "ok - NAME" or
+ * "not ok - NAME: why" line per check (run-tests.sh numbers them).
+ *
+ * It needs a real port under the daemon (Linux rxe in the lane-3 host VM):
+ * MADs really leave through umad and come back through rxe's loopback.
+ *
+ * Usage: mux-test [-a GID] [-b GID] [-c GID] SOCKET TEST...
+ *        mux-test mkstale PATH
+ * Tests: basic routing abuse flood churn maxclients runtime-gid service hold
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <limits.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "rdmacm-mux.h"
+
+#define HDR_SIZE sizeof(RdmaCmMuxHdr)
+#define TIMEOUT_MS 10000        /* a MAD through rxe under TCG */
+#define NO_REPLY INT_MIN
+
+enum {
+    ATTR_REQ = 0x0010, ATTR_MRA = 0x0011, ATTR_REJ = 0x0012,
+    ATTR_REP = 0x0013, ATTR_RTU = 0x0014, ATTR_DREQ = 0x0015,
+    ATTR_DREP = 0x0016, ATTR_SIDR_REQ = 0x0017, ATTR_SIDR_REP = 0x0018,
+};
+
+typedef struct Conn {
+    int fd;
+    uint32_t seq;
+    RdmaCmMuxMad q[64];         /* RECVs that came while awaiting a REPLY */
+    unsigned qhead, qlen;
+} Conn;
+
+static const char *sock_path;
+static uint8_t gid_a[16], gid_b[16], gid_c[16];
+static const char *gid_c_dev = "eth0";
+static unsigned failures;
+static uint32_t next_tid;
+
+static void report(bool ok, const char *name, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static void report(bool ok, const char *name, const char *fmt, ...)
+{
+    va_list ap;
+
+    if (ok) {
+        printf("ok - %s\n", name);
+    } else {
+        failures++;
+        printf("not ok - %s: ", name);
+        va_start(ap, fmt);
+        vprintf(fmt, ap);
+        va_end(ap);
+        printf("\n");
+    }
+    fflush(stdout);
+}
+
+static void pass(const char *name)
+{
+    printf("ok - %s\n", name);
+    fflush(stdout);
+}
+
+static const char *gstr(const uint8_t *gid)
+{
+    static char buf[4][INET6_ADDRSTRLEN];
+    static unsigned n;
+    char *b = buf[n++ % 4];
+
+    inet_ntop(AF_INET6, gid, b, INET6_ADDRSTRLEN);
+    return b;
+}
+
+static int64_t now_ms(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
+}
+
+static void sleep_ms(unsigned ms)
+{
+    struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+
+    nanosleep(&ts, NULL);
+}
+
+/* Socket plumbing */
+
+static int connect_raw(void)
+{
+    struct sockaddr_un sa = { .sun_family = AF_UNIX };
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+    if (fd < 0) {
+        return -1;
+    }
+    snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", sock_path);
+    if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+static Conn *conn_open(void)
+{
+    Conn *c = calloc(1, sizeof(*c));
+
+    if (!c) {
+        return NULL;
+    }
+    c->fd = connect_raw();
+    if (c->fd < 0) {
+        free(c);
+        return NULL;
+    }
+    return c;
+}
+
+static void conn_close(Conn *c)
+{
+    if (c) {
+        close(c->fd);
+        free(c);
+    }
+}
+
+static bool write_all(int fd, const void *buf, size_t len)
+{
+    const uint8_t *p = buf;
+
+    while (len) {
+        ssize_t n = send(fd, p, len, MSG_NOSIGNAL);
+
+        if (n < 0) {
+            if (errno == EINTR) {
+                continue;
+            }
+            return false;
+        }
+        p += n;
+        len -= n;
+    }
+    return true;
+}
+
+/* 1: read len bytes; 0: timed out; -1: EOF or error. */
+static int read_all(int fd, void *buf, size_t len, int timeout_ms)
+{
+    uint8_t *p = buf;
+    int64_t end = now_ms() + timeout_ms;
+
+    while (len) {
+        struct pollfd pfd = { .fd = fd, .events = POLLIN };
+        int64_t left = end - now_ms();
+        ssize_t n;
+
+        if (left <= 0 || poll(&pfd, 1, left) == 0) {
+            return 0;
+        }
+        n = recv(fd, p, len, 0);
+        if (n <= 0) {
+            if (n < 0 && errno == EINTR) {
+                continue;
+            }
+            return -1;
+        }
+        p += n;
+        len -= n;
+    }
+    return 1;
+}
+
+/* Reads one message; -2 if it is not a valid daemon message. */
+static int read_msg(int fd, RdmaCmMuxHdr *h, RdmaCmMuxMad *body,
+                    int timeout_ms)
+{
+    int r = read_all(fd, h, HDR_SIZE, timeout_ms);
+
+    if (r <= 0) {
+        return r;
+    }
+    if (h->magic != RDMACM_MUX_MAGIC || h->version != RDMACM_MUX_VERSION) {
+        return -2;
+    }
+    if (h->type == RDMACM_MUX_REPLY && h->len == 0) {
+        return 1;
+    }
+    if (h->type != RDMACM_MUX_RECV || h->len != sizeof(*body)) {
+        return -2;
+    }
+    return read_all(fd, body, sizeof(*body), timeout_ms) == 1 ? 1 : -2;
+}
+
+static bool send_msg(int fd, uint16_t type, uint32_t seq, const void *body,
+                     uint32_t len)
+{
+    RdmaCmMuxHdr h = {
+        .magic = RDMACM_MUX_MAGIC, .version = RDMACM_MUX_VERSION,
+        .type = type, .seq = seq, .len = len,
+    };
+    uint8_t buf[HDR_SIZE + sizeof(RdmaCmMuxMad)];
+
+    memcpy(buf, &h, HDR_SIZE);
+    memcpy(buf + HDR_SIZE, body, len);
+    return write_all(fd, buf, HDR_SIZE + len);
+}
+
+static void queue_recv(Conn *c, const RdmaCmMuxMad *m)
+{
+    if (c->qlen == 64) {
+        c->qhead = (c->qhead + 1) % 64;
+        c->qlen--;
+    }
+    c->q[(c->qhead + c->qlen) % 64] = *m;
+    c->qlen++;
+}
+
+/* Reads until the REPLY to seq; RECVs on the way are queued. */
+static int await_reply(Conn *c, uint32_t seq)
+{
+    RdmaCmMuxHdr h;
+    RdmaCmMuxMad m;
+
+    for (;;) {
+        if (read_msg(c->fd, &h, &m, TIMEOUT_MS) != 1) {
+            return NO_REPLY;
+        }
+        if (h.type == RDMACM_MUX_RECV) {
+            queue_recv(c, &m);
+            continue;
+        }
+        return h.seq == seq ? h.status : NO_REPLY;
+    }
+}
+
+static int request(Conn *c, uint16_t type, const void *body, uint32_t len)
+{
+    uint32_t seq = ++c->seq;
+
+    if (!send_msg(c->fd, type, seq, body, len)) {
+        return NO_REPLY;
+    }
+    return await_reply(c, seq);
+}
+
+static int gid_request(Conn *c, uint16_t type, const uint8_t *gid)
+{
+    RdmaCmMuxGid g;
+
+    memcpy(g.gid, gid, 16);
+    return request(c, type, &g, sizeof(g));
+}
+
+/* REGISTER, retried while a just-closed owner is being reaped. */
+static int register_gid(Conn *c, const uint8_t *gid)
+{
+    int64_t end = now_ms() + 3000;
+    int r;
+
+    while ((r = gid_request(c, RDMACM_MUX_REGISTER, gid)) == -EADDRINUSE &&
+           now_ms() < end) {
+        sleep_ms(50);
+    }
+    return r;
+}
+
+/* 1: a RECV; 0: none within timeout_ms. */
+static int wait_recv(Conn *c, RdmaCmMuxMad *m, int timeout_ms)
+{
+    RdmaCmMuxHdr h;
+
+    if (c->qlen) {
+        *m = c->q[c->qhead];
+        c->qhead = (c->qhead + 1) % 64;
+        c->qlen--;
+        return 1;
+    }
+    if (read_msg(c->fd, &h, m, timeout_ms) != 1 ||
+        h.type != RDMACM_MUX_RECV) {
+        return 0;
+    }
+    return 1;
+}
+
+/* MADs */
+
+static void make_mad(uint8_t *mad, uint16_t attr, uint32_t local_id,
+                     uint32_t remote_id)
+{
+    uint32_t tid = ++next_tid, v;
+    uint16_t a = htons(attr);
+    int i;
+
+    memset(mad, 0, RDMACM_MUX_MAD_SIZE);
+    mad[0] = 1;                 /* base version */
+    mad[1] = 0x07;              /* CM */
+    mad[2] = 2;                 /* class version */
+    mad[3] = 0x03;              /* SEND */
+    v = htonl(tid);
+    memcpy(mad + 12, &v, 4);    /* low half of the TID */
+    memcpy(mad + 16, &a, 2);
+    v = htonl(local_id);
+    memcpy(mad + 24, &v, 4);
+    v = htonl(remote_id);
+    memcpy(mad + 28, &v, 4);
+    for (i = 32; i < RDMACM_MUX_MAD_SIZE; i++) {
+        mad[i] = (uint8_t)(i * 7 + attr + local_id);
+    }
+}
+
+static void make_send(RdmaCmMuxMad *m, const uint8_t *sgid,
+                      const uint8_t *dgid, const uint8_t *mad)
+{
+    memset(m, 0, sizeof(*m));
+    memcpy(m->sgid, sgid, 16);
+    memcpy(m->dgid, dgid, 16);
+    m->qpn = 1;
+    m->qkey = 0x80010000;
+    m->hop_limit = 64;
+    memcpy(m->mad, mad, RDMACM_MUX_MAD_SIZE);
+}
+
+static int send_mad(Conn *c, const uint8_t *sgid, const uint8_t *dgid,
+                    const uint8_t *mad)
+{
+    RdmaCmMuxMad m;
+
+    make_send(&m, sgid, dgid, mad);
+    return request(c, RDMACM_MUX_SEND, &m, sizeof(m));
+}
+
+/*
+ * The received MAD is the one sent, from and to the right GIDs.  The
+ * kernel replaces the high half of a request's TID (bytes 8-11) with its
+ * agent's, so that part is not compared.
+ */
+static bool same_mad(const RdmaCmMuxMad *got, const uint8_t *sgid,
+                     const uint8_t *dgid, const uint8_t *mad, char *why,
+                     size_t len)
+{
+    if (memcmp(got->sgid, sgid, 16) || memcmp(got->dgid, dgid, 16)) {
+        snprintf(why, len, "got %s -> %s, want %s -> %s", gstr(got->sgid),
+                 gstr(got->dgid), gstr(sgid), gstr(dgid));
+        return false;
+    }
+    if (got->qpn != 1) {
+        snprintf(why, len, "source QP %u, want 1", got->qpn);
+        return false;
+    }
+    if (memcmp(got->mad, mad, 8) ||
+        memcmp(got->mad + 12, mad + 12, RDMACM_MUX_MAD_SIZE - 12)) {
+        snprintf(why, len, "MAD bytes differ (attr 0x%02x%02x, want "
+                 "0x%02x%02x)", got->mad[16], got->mad[17], mad[16], mad[17]);
+        return false;
+    }
+    return true;
+}
+
+/*
+ * Sends mad from (from, sgid) to dgid and checks that `to` receives it
+ * as the next MAD: anything that should have been dropped or routed
+ * elsewhere before it would show up first.
+ */
+static bool exchange(const char *name, Conn *from, const uint8_t *sgid,
+                     Conn *to, const uint8_t *dgid, const uint8_t *mad)
+{
+    char why[200];
+    RdmaCmMuxMad got;
+    int r = send_mad(from, sgid, dgid, mad);
+
+    if (r) {
+        report(false, name, "SEND replied %d", r);
+        return false;
+    }
+    if (!wait_recv(to, &got, TIMEOUT_MS)) {
+        report(false, name, "nothing received");
+        return false;
+    }
+    if (!same_mad(&got, sgid, dgid, mad, why, sizeof(why))) {
+        report(false, name, "%s", why);
+        return false;
+    }
+    pass(name);
+    return true;
+}
+
+static void expect_status(const char *name, int got, int want)
+{
+    report(got == want, name, "status %d (%s), want %d (%s)", got,
+           got == NO_REPLY ? "no reply" : strerror(-got), want,
+           strerror(-want));
+}
+
+/*
+ * A fresh client registers gid, sends a REQ to itself and receives it:
+ * the daemon is alive and serves well-behaved clients.
+ */
+static void service_check(const char *name, const uint8_t *gid)
+{
+    uint8_t mad[RDMACM_MUX_MAD_SIZE];
+    Conn *c = conn_open();
+    int r;
+
+    if (!c) {
+        report(false, name, "connect: %s", strerror(errno));
+        return;
+    }
+    r = register_gid(c, gid);
+    if (r) {
+        report(false, name, "REGISTER %s: %d", gstr(gid), r);
+    } else {
+        make_mad(mad, ATTR_REQ, 0x5e000000 | (next_tid & 0xffff), 0);
+        exchange(name, c, gid, c, gid, mad);
+    }
+    conn_close(c);
+}
+
+/* Test 1: a connection's worth of CM messages between two clients */
+
+static void test_basic(void)
+{
+    uint8_t mad[RDMACM_MUX_MAD_SIZE];
+    uint32_t x = 0x11000001, y = 0x22000002;
+    Conn *a = conn_open(), *b = conn_open();
+
+    if (!a || !b) {
+        report(false, "basic/connect", "%s", strerror(errno));
+        goto out;
+    }
+    expect_status("basic/register-a", gid_request(a, RDMACM_MUX_REGISTER,
+                                                  gid_a), 0);
+    expect_status("basic/register-b", gid_request(b, RDMACM_MUX_REGISTER,
+                                                  gid_b), 0);
+    make_mad(mad, ATTR_REQ, x, 0);
+    exchange("basic/req-a-to-b", a, gid_a, b, gid_b, mad);
+    make_mad(mad, ATTR_REP, y, x);
+    exchange("basic/rep-b-to-a", b, gid_b, a, gid_a, mad);
+    make_mad(mad, ATTR_RTU, x, y);
+    exchange("basic/rtu-a-to-b", a, gid_a, b, gid_b, mad);
+    make_mad(mad, ATTR_DREQ, x, y);
+    exchange("basic/dreq-a-to-b", a, gid_a, b, gid_b, mad);
+    make_mad(mad, ATTR_DREP, y, x);
+    exchange("basic/drep-b-to-a", b, gid_b, a, gid_a, mad);
+    /* The passive side disconnects too. */
+    make_mad(mad, ATTR_DREQ, y, x);
+    exchange("basic/dreq-b-to-a", b, gid_b, a, gid_a, mad);
+    make_mad(mad, ATTR_DREP, x, y);
+    exchange("basic/drep-a-to-b", a, gid_a, b, gid_b, mad);
+    make_mad(mad, ATTR_REQ, x + 1, 0);
+    {
+        RdmaCmMuxMad m;
+
+        make_send(&m, gid_a, gid_b, mad);
+        m.qkey = 0;             /* the default, IB_QP1_QKEY */
+        expect_status("basic/default-qkey",
+                      request(a, RDMACM_MUX_SEND, &m, sizeof(m)), 0);
+        report(wait_recv(b, &m, TIMEOUT_MS), "basic/default-qkey-received",
+               "nothing received");
+    }
+out:
+    conn_close(a);
+    conn_close(b);
+}
+
+/* Test 2: routing rules and request errors */
+
+static void test_routing(void)
+{
+    uint8_t mad[RDMACM_MUX_MAD_SIZE];
+    uint32_t x = 0x33000003, y = 0x44000004, z = 0x55000005;
+    uint32_t w = 0x5a00000a, sidr = 0x66000006;
+    RdmaCmMuxMad m;
+    Conn *a = conn_open(), *b = conn_open(), *c = conn_open();
+
+    if (!a || !b || !c) {
+        report(false, "routing/connect", "%s", strerror(errno));
+        goto out;
+    }
+    if (gid_request(a, RDMACM_MUX_REGISTER, gid_a) ||
+        gid_request(b, RDMACM_MUX_REGISTER, gid_b)) {
+        report(false, "routing/register", "cannot register A and B");
+        goto out;
+    }
+
+    /*
+     * What only the communication ID can route: A's REQ leaves with Local
+     * Comm ID x.  A REP naming x as its Remote Comm ID goes to A even
+     * when it is addressed to B's GID; a GID route would give it to B.
+     */
+    make_mad(mad, ATTR_REQ, x, 0);
+    exchange("routing/req-by-gid", a, gid_a, b, gid_b, mad);
+    make_mad(mad, ATTR_REP, y, x);
+    exchange("routing/rep-by-comm-id-not-gid", b, gid_b, a, gid_b, mad);
+    make_mad(mad, ATTR_MRA, y, x);
+    exchange("routing/mra-by-comm-id", b, gid_b, a, gid_b, mad);
+    make_mad(mad, ATTR_REJ, y, x);
+    exchange("routing/rej-by-comm-id", b, gid_b, a, gid_b, mad);
+
+    /* A Remote Comm ID nobody sent: the destination GID decides. */
+    make_mad(mad, ATTR_REP, y, z);
+    exchange("routing/unknown-comm-id-by-gid", a, gid_a, b, gid_b, mad);
+
+    /*
+     * Two clients chose the same ID x (their CMs choose independently):
+     * the record whose GID is the destination wins.  Keying records by
+     * the ID alone would send B's reply to A.
+     */
+    make_mad(mad, ATTR_REQ, x, 0);
+    exchange("routing/same-id-req-b-to-a", b, gid_b, a, gid_a, mad);
+    make_mad(mad, ATTR_REP, z, x);
+    exchange("routing/same-id-rep-to-b", a, gid_a, b, gid_b, mad);
+    make_mad(mad, ATTR_REP, z, x);
+    exchange("routing/same-id-rep-to-a", b, gid_b, a, gid_a, mad);
+    /* An ID that only B has used. */
+    make_mad(mad, ATTR_RTU, w, x);
+    exchange("routing/rtu-b-to-a", b, gid_b, a, gid_a, mad);
+
+    /* SIDR: the REP goes back by the REQ's Request ID. */
+    make_mad(mad, ATTR_SIDR_REQ, sidr, 0);
+    exchange("routing/sidr-req-by-gid", a, gid_a, b, gid_b, mad);
+    make_mad(mad, ATTR_SIDR_REP, sidr, 0);
+    exchange("routing/sidr-rep-by-request-id", b, gid_b, a, gid_b, mad);
+    make_mad(mad, ATTR_SIDR_REP, sidr + 1, 0);
+    exchange("routing/sidr-rep-unknown-id-by-gid", a, gid_a, b, gid_b, mad);
+
+    /* Request errors. */
+    expect_status("routing/register-taken-gid",
+                  gid_request(c, RDMACM_MUX_REGISTER, gid_a), -EADDRINUSE);
+    expect_status("routing/register-own-gid-again",
+                  gid_request(a, RDMACM_MUX_REGISTER, gid_a), 0);
+    make_mad(mad, ATTR_REQ, z, 0);
+    expect_status("routing/send-unregistered-sgid",
+                  send_mad(c, gid_a, gid_b, mad), -EPERM);
+    expect_status("routing/send-other-clients-sgid",
+                  send_mad(a, gid_b, gid_a, mad), -EPERM);
+    mad[1] = 0x03;              /* SA class: not the daemon's business */
+    expect_status("routing/send-not-cm-class",
+                  send_mad(a, gid_a, gid_b, mad), -EINVAL);
+    make_mad(mad, ATTR_REQ, z, 0);
+    mad[3] = 0x81;              /* a response method */
+    expect_status("routing/send-not-method-send",
+                  send_mad(a, gid_a, gid_b, mad), -EINVAL);
+    make_mad(mad, ATTR_REQ, z, 0);
+    make_send(&m, gid_a, gid_b, mad);
+    m.qpn = 0x1000000;
+    expect_status("routing/send-bad-qpn",
+                  request(a, RDMACM_MUX_SEND, &m, sizeof(m)), -EINVAL);
+    {
+        static const uint8_t zero[16];
+
+        expect_status("routing/register-zero-gid",
+                      gid_request(c, RDMACM_MUX_REGISTER, zero), -EINVAL);
+    }
+
+    /*
+     * Unknown destination: once B unregisters its GID, a MAD to it is
+     * dropped, and traffic goes on: B, registering again, gets the next
+     * MAD and not the dropped one.
+     */
+    expect_status("routing/unregister",
+                  gid_request(b, RDMACM_MUX_UNREGISTER, gid_b), 0);
+    expect_status("routing/unregister-again",
+                  gid_request(b, RDMACM_MUX_UNREGISTER, gid_b), -ENOENT);
+    expect_status("routing/unregister-not-owner",
+                  gid_request(b, RDMACM_MUX_UNREGISTER, gid_a), -ENOENT);
+    make_mad(mad, ATTR_REQ, 0x77000007, 0);
+    expect_status("routing/send-to-unclaimed-gid",
+                  send_mad(a, gid_a, gid_b, mad), 0);
+    /* B's records went with its GID: a reply to B's ID w has no route. */
+    make_mad(mad, ATTR_DREQ, 0x7a00000a, w);
+    expect_status("routing/send-reply-to-dropped-record",
+                  send_mad(a, gid_a, gid_b, mad), 0);
+    expect_status("routing/reregister",
+                  gid_request(b, RDMACM_MUX_REGISTER, gid_b), 0);
+    make_mad(mad, ATTR_REQ, 0x78000008, 0);
+    exchange("routing/dropped-mads-not-delivered-later", a, gid_a, b, gid_b,
+             mad);
+
+    /* A GID moves to another client; so do the MADs sent to it. */
+    expect_status("routing/unregister-b",
+                  gid_request(b, RDMACM_MUX_UNREGISTER, gid_b), 0);
+    expect_status("routing/register-freed-gid",
+                  gid_request(c, RDMACM_MUX_REGISTER, gid_b), 0);
+    make_mad(mad, ATTR_REQ, 0x79000009, 0);
+    exchange("routing/moved-gid", a, gid_a, c, gid_b, mad);
+    report(!wait_recv(b, &m, 300), "routing/old-owner-gets-nothing",
+           "B received a MAD for a GID it gave up");
+out:
+    conn_close(a);
+    conn_close(b);
+    conn_close(c);
+}
+
+/* Test 3: abusive clients */
+
+/* Sends raw bytes; the daemon must answer -EPROTO and hang up. */
+static void bad_input(const char *name, const void *bytes, size_t len,
+                      uint32_t want_seq)
+{
+    RdmaCmMuxHdr h;
+    RdmaCmMuxMad m;
+    char buf[16];
+    int fd = connect_raw(), r;
+
+    if (fd < 0 || !write_all(fd, bytes, len)) {
+        report(false, name, "connect/write: %s", strerror(errno));
+        if (fd >= 0) {
+            close(fd);
+        }
+        return;
+    }
+    r = read_msg(fd, &h, &m, TIMEOUT_MS);
+    if (r != 1 || h.type != RDMACM_MUX_REPLY || h.status != -EPROTO ||
+        h.seq != want_seq) {
+        report(false, name, "no REPLY -EPROTO (read %d type %u status %d "
+               "seq %u)", r, h.type, h.status, h.seq);
+    } else if (read_all(fd, buf, 1, TIMEOUT_MS) != -1) {
+        report(false, name, "not disconnected");
+    } else {
+        pass(name);
+    }
+    close(fd);
+}
+
+static void bad_header(const char *name, RdmaCmMuxHdr h, uint32_t want_seq)
+{
+    bad_input(name, &h, HDR_SIZE, want_seq);
+}
+
+static void test_abuse(void)
+{
+    const RdmaCmMuxHdr good = {
+        .magic = RDMACM_MUX_MAGIC, .version = RDMACM_MUX_VERSION,
+        .type = RDMACM_MUX_REGISTER, .seq = 42, .len = sizeof(RdmaCmMuxGid),
+    };
+    RdmaCmMuxHdr h;
+    uint8_t garbage[64], buf[HDR_SIZE + sizeof(RdmaCmMuxMad)];
+    uint8_t mad[RDMACM_MUX_MAD_SIZE];
+    RdmaCmMuxMad m;
+    Conn *a, *b;
+    size_t i;
+    int fd, r;
+
+    for (i = 0; i < sizeof(garbage); i++) {
+        garbage[i] = (uint8_t)(i * 37 + 11);
+    }
+    bad_input("abuse/garbage-bytes", garbage, sizeof(garbage), 0);
+    service_check("abuse/service-after-garbage", gid_a);
+    h = good;
+    h.magic = 0x12345678;
+    bad_header("abuse/bad-magic", h, 0);
+    h = good;
+    h.version = 2;
+    bad_header("abuse/bad-version", h, 42);
+    h = good;
+    h.type = 99;
+    bad_header("abuse/unknown-type", h, 42);
+    h = good;
+    h.type = RDMACM_MUX_RECV;   /* daemon -> client only */
+    h.len = sizeof(RdmaCmMuxMad);
+    bad_header("abuse/type-recv-from-client", h, 42);
+    h = good;
+    h.type = RDMACM_MUX_REPLY;
+    h.len = 0;
+    bad_header("abuse/type-reply-from-client", h, 42);
+    h = good;
+    h.len = 0xffffffff;
+    bad_header("abuse/huge-len", h, 42);
+    h = good;
+    h.type = RDMACM_MUX_SEND;
+    h.len = sizeof(RdmaCmMuxGid);
+    bad_header("abuse/len-not-body-size", h, 42);
+    h = good;
+    h.reserved = 1;
+    bad_header("abuse/nonzero-reserved", h, 42);
+    service_check("abuse/service-after-bad-headers", gid_a);
+
+    /* A header and body split into 1-byte writes. */
+    a = conn_open();
+    b = conn_open();
+    if (!a || !b || gid_request(b, RDMACM_MUX_REGISTER, gid_b)) {
+        report(false, "abuse/one-byte-writes", "setup failed");
+    } else {
+        RdmaCmMuxGid g;
+        RdmaCmMuxHdr rh = good;
+        char why[200] = "nothing received";
+
+        memcpy(g.gid, gid_a, 16);
+        rh.seq = ++a->seq;
+        memcpy(buf, &rh, HDR_SIZE);
+        memcpy(buf + HDR_SIZE, &g, sizeof(g));
+        for (i = 0; i < HDR_SIZE + sizeof(g); i++) {
+            write_all(a->fd, buf + i, 1);
+            sleep_ms(2);
+        }
+        expect_status("abuse/one-byte-writes-register",
+                      await_reply(a, a->seq), 0);
+        make_mad(mad, ATTR_REQ, 0x0b000001, 0);
+        make_send(&m, gid_a, gid_b, mad);
+        rh.type = RDMACM_MUX_SEND;
+        rh.len = sizeof(m);
+        rh.seq = ++a->seq;
+        memcpy(buf, &rh, HDR_SIZE);
+        memcpy(buf + HDR_SIZE, &m, sizeof(m));
+        for (i = 0; i < HDR_SIZE + sizeof(m); i++) {
+            write_all(a->fd, buf + i, 1);
+        }
+        expect_status("abuse/one-byte-writes-send", await_reply(a, a->seq),
+                      0);
+        report(wait_recv(b, &m, TIMEOUT_MS) &&
+               same_mad(&m, gid_a, gid_b, mad, why, sizeof(why)),
+               "abuse/one-byte-writes-received", "%s", why);
+    }
+    conn_close(a);
+    conn_close(b);
+
+    /* Disconnect in the middle of a message (it held a GID). */
+    fd = connect_raw();
+    if (fd >= 0) {
+        RdmaCmMuxHdr rh = good;
+        RdmaCmMuxGid g;
+
+        memcpy(g.gid, gid_a, 16);
+        memcpy(buf, &rh, HDR_SIZE);
+        memcpy(buf + HDR_SIZE, &g, sizeof(g));
+        write_all(fd, buf, HDR_SIZE + sizeof(g));
+        r = read_msg(fd, &h, &m, TIMEOUT_MS);
+        rh.type = RDMACM_MUX_SEND;
+        rh.len = sizeof(m);
+        memcpy(buf, &rh, HDR_SIZE);
+        write_all(fd, buf, HDR_SIZE + 100);
+        close(fd);
+        report(r == 1 && h.status == 0, "abuse/register-then-die",
+               "REGISTER not answered with 0");
+    }
+    /* Its GID is free again. */
+    service_check("abuse/gid-of-dead-client-free", gid_a);
+}
+
+/*
+ * A client that never reads while MADs for it pour in loses them, and
+ * nobody else notices.
+ */
+static void test_flood(void)
+{
+    enum { FLOOD = 1500, WINDOW = 16 };
+    uint8_t mad[RDMACM_MUX_MAD_SIZE];
+    unsigned sent = 0, acked = 0, bad = 0, got = 0;
+    RdmaCmMuxMad m;
+    Conn *a = conn_open(), *b = conn_open();
+
+    if (!a || !b || gid_request(a, RDMACM_MUX_REGISTER, gid_a) ||
+        gid_request(b, RDMACM_MUX_REGISTER, gid_b)) {
+        report(false, "flood/setup", "cannot connect and register");
+        goto out;
+    }
+    /* Pipelined SENDs, each with its own TID. */
+    while (acked < FLOOD) {
+        while (sent < FLOOD && sent - acked < WINDOW) {
+            make_mad(mad, ATTR_REQ, 0xf1000000 + sent, 0);
+            make_send(&m, gid_a, gid_b, mad);
+            if (!send_msg(a->fd, RDMACM_MUX_SEND, ++a->seq, &m, sizeof(m))) {
+                break;
+            }
+            sent++;
+        }
+        if (sent == acked) {
+            report(false, "flood/sends-answered", "write: %s",
+                   strerror(errno));
+            goto out;
+        }
+        if (await_reply(a, a->seq - (sent - acked) + 1) != 0) {
+            bad++;
+        }
+        acked++;
+    }
+    report(bad == 0, "flood/sends-answered", "%u of %u SENDs failed", bad,
+           FLOOD);
+    /* The sender itself is still served while B's queue is full. */
+    make_mad(mad, ATTR_REQ, 0xf2000000, 0);
+    exchange("flood/others-served", a, gid_a, a, gid_a, mad);
+    {
+        Conn *c = conn_open();
+
+        expect_status("flood/new-client-served",
+                      c ? gid_request(c, RDMACM_MUX_UNREGISTER, gid_c)
+                        : NO_REPLY, -ENOENT);
+        conn_close(c);
+    }
+
+    /* B's socket buffer and queue hold less than the flood. */
+    while (wait_recv(b, &m, 2000)) {
+        got++;
+    }
+    report(got > 0 && got < FLOOD, "flood/non-reader-lost-mads",
+           "the non-reader got %u of %u", got, FLOOD);
+    /* Once it reads, it is served again. */
+    make_mad(mad, ATTR_REQ, 0xf3000000, 0);
+    exchange("flood/non-reader-served-after-reading", a, gid_a, b, gid_b,
+             mad);
+out:
+    conn_close(a);
+    conn_close(b);
+}
+
+/* Hundreds of connections that come and go. */
+static void test_churn(void)
+{
+    unsigned i, errors = 0;
+
+    for (i = 0; i < 600; i++) {
+        int fd = connect_raw();
+
+        if (fd < 0) {
+            errors++;
+            continue;
+        }
+        if (i % 3 == 1) {
+            Conn c = { .fd = fd };
+
+            /* Claims a GID and dies without giving it back. */
+            if (gid_request(&c, RDMACM_MUX_REGISTER, gid_a) != 0) {
+                errors++;
+            }
+        } else if (i % 3 == 2) {
+            RdmaCmMuxHdr h = {
+                .magic = RDMACM_MUX_MAGIC, .version = RDMACM_MUX_VERSION,
+                .type = RDMACM_MUX_SEND, .len = sizeof(RdmaCmMuxMad),
+            };
+
+            write_all(fd, &h, HDR_SIZE);        /* body never comes */
+        }
+        close(fd);
+    }
+    report(errors == 0, "churn/600-connections", "%u failed", errors);
+    service_check("churn/service-after", gid_a);
+}
+
+/* The client limit: the one too many is told so, the others keep going. */
+static void test_maxclients(void)
+{
+    enum { MAX = 256, TRY = MAX + 4 };
+    int fds[TRY], refused_at = -1, refusal_status = 0;
+    unsigned i, n = 0;
+
+    for (i = 0; i < TRY; i++) {
+        Conn c;
+        int r;
+
+        fds[i] = connect_raw();
+        if (fds[i] < 0) {
+            break;
+        }
+        n++;
+        memset(&c, 0, sizeof(c));
+        c.fd = fds[i];
+        c.seq = 1000;
+        /* Any request proves that the daemon took this client. */
+        r = gid_request(&c, RDMACM_MUX_UNREGISTER, gid_c);
+        if (r == -ENOENT) {
+            continue;
+        }
+        if (refused_at < 0) {
+            RdmaCmMuxHdr h;
+            RdmaCmMuxMad m;
+
+            refused_at = i;
+            /* The refusal is a REPLY that came before our request's. */
+            close(fds[i]);
+            fds[i] = connect_raw();
+            if (fds[i] >= 0 && read_msg(fds[i], &h, &m, TIMEOUT_MS) == 1) {
+                refusal_status = h.status;
+            }
+        }
+    }
+    report(refused_at == MAX && refusal_status == -EUSERS,
+           "maxclients/257th-refused", "first refusal at client %d with "
+           "status %d", refused_at, refusal_status);
+    for (i = 0; i < n; i++) {
+        if (fds[i] >= 0) {
+            close(fds[i]);
+        }
+    }
+    sleep_ms(200);
+    service_check("maxclients/service-after", gid_a);
+}
+
+/*
+ * A GID the host gets while the daemon runs (libvirt adds guests'
+ * addresses): sending from it fails before, works after, and fails again
+ * once it is gone.
+ */
+static void test_runtime_gid(void)
+{
+    uint8_t mad[RDMACM_MUX_MAD_SIZE];
+    char cmd[200], ip[INET_ADDRSTRLEN];
+    int64_t end;
+    Conn *c = conn_open();
+    int r;
+
+    inet_ntop(AF_INET, gid_c + 12, ip, sizeof(ip));
+    if (!c || gid_request(c, RDMACM_MUX_REGISTER, gid_c)) {
+        report(false, "runtime-gid/setup", "cannot register %s", gstr(gid_c));
+        conn_close(c);
+        return;
+    }
+    make_mad(mad, ATTR_REQ, 0xa1000000, 0);
+    expect_status("runtime-gid/absent", send_mad(c, gid_c, gid_c, mad),
+                  -EADDRNOTAVAIL);
+    snprintf(cmd, sizeof(cmd), "ip addr add %s/24 dev %s", ip, gid_c_dev);
+    if (system(cmd) != 0) {
+        report(false, "runtime-gid/added", "'%s' failed", cmd);
+        conn_close(c);
+        return;
+    }
+    end = now_ms() + 10000;
+    do {
+        sleep_ms(200);
+        make_mad(mad, ATTR_REQ, 0xa2000000 + (next_tid & 0xffff), 0);
+        r = send_mad(c, gid_c, gid_c, mad);
+    } while (r == -EADDRNOTAVAIL && now_ms() < end);
+    expect_status("runtime-gid/added", r, 0);
+    if (!r) {
+        RdmaCmMuxMad m;
+        char why[200] = "nothing received";
+
+        report(wait_recv(c, &m, TIMEOUT_MS) &&
+               same_mad(&m, gid_c, gid_c, mad, why, sizeof(why)),
+               "runtime-gid/received", "%s", why);
+    }
+    snprintf(cmd, sizeof(cmd), "ip addr del %s/24 dev %s", ip, gid_c_dev);
+    if (system(cmd) != 0) {
+        report(false, "runtime-gid/removed", "'%s' failed", cmd);
+    }
+    end = now_ms() + 10000;
+    do {
+        sleep_ms(200);
+        make_mad(mad, ATTR_REQ, 0xa3000000 + (next_tid & 0xffff), 0);
+        r = send_mad(c, gid_c, gid_c, mad);
+    } while (r == 0 && now_ms() < end);
+    expect_status("runtime-gid/removed", r, -EADDRNOTAVAIL);
+    conn_close(c);
+}
+
+/* Holds a GID until the daemon goes away, which it must tell by EOF. */
+static void test_hold(void)
+{
+    Conn *c = conn_open();
+    RdmaCmMuxMad m;
+    RdmaCmMuxHdr h;
+
+    if (!c || gid_request(c, RDMACM_MUX_REGISTER, gid_a)) {
+        report(false, "hold/registered", "cannot register %s", gstr(gid_a));
+        conn_close(c);
+        return;
+    }
+    pass("hold/registered");
+    report(read_msg(c->fd, &h, &m, 60000) == -1,
+           "hold/disconnected-by-daemon-exit", "no EOF within 60 s");
+    conn_close(c);
+}
+
+/* Leaves a socket file nobody listens on, as a killed daemon does. */
+static int make_stale(const char *path)
+{
+    struct sockaddr_un sa = { .sun_family = AF_UNIX };
+    int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+
+    snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
+    if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
+        listen(fd, 1) < 0) {
+        perror(path);
+        return 1;
+    }
+    return 0;                   /* exit closes it; the file stays */
+}
+
+static bool parse_gid_arg(const char *s, uint8_t *gid)
+{
+    struct in_addr a4;
+
+    if (inet_pton(AF_INET6, s, gid) == 1) {
+        return true;
+    }
+    /* An IPv4 address stands for its RoCE v2 GID ::ffff:a.b.c.d. */
+    if (inet_pton(AF_INET, s, &a4) == 1) {
+        memset(gid, 0, 10);
+        gid[10] = gid[11] = 0xff;
+        memcpy(gid + 12, &a4, 4);
+        return true;
+    }
+    return false;
+}
+
+int main(int argc, char **argv)
+{
+    int opt, i;
+
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    if (argc == 3 && !strcmp(argv[1], "mkstale")) {
+        return make_stale(argv[2]);
+    }
+    parse_gid_arg("10.0.2.15", gid_a);
+    parse_gid_arg("10.0.2.16", gid_b);
+    parse_gid_arg("10.0.2.17", gid_c);
+    while ((opt = getopt(argc, argv, "a:b:c:i:")) != -1) {
+        uint8_t *g = opt == 'a' ? gid_a : opt == 'b' ? gid_b : gid_c;
+
+        if (opt == 'i') {
+            gid_c_dev = optarg;
+        } else if (opt == '?' || !parse_gid_arg(optarg, g)) {
+            fprintf(stderr, "usage: mux-test [-a GID] [-b GID] [-c IPV4] "
+                    "[-i NETDEV] SOCKET TEST...\n");
+            return 2;
+        }
+    }
+    if (optind + 2 > argc) {
+        fprintf(stderr, "usage: mux-test [-a GID] [-b GID] [-c IPV4] "
+                "[-i NETDEV] SOCKET TEST...\n");
+        return 2;
+    }
+    sock_path = argv[optind];
+    next_tid = (uint32_t)getpid() << 16;
+    for (i = optind + 1; i < argc; i++) {
+        const char *t = argv[i];
+
+        if (!strcmp(t, "basic")) {
+            test_basic();
+        } else if (!strcmp(t, "routing")) {
+            test_routing();
+        } else if (!strcmp(t, "abuse")) {
+            test_abuse();
+        } else if (!strcmp(t, "flood")) {
+            test_flood();
+        } else if (!strcmp(t, "churn")) {
+            test_churn();
+        } else if (!strcmp(t, "maxclients")) {
+            test_maxclients();
+        } else if (!strcmp(t, "runtime-gid")) {
+            test_runtime_gid();
+        } else if (!strcmp(t, "hold")) {
+            test_hold();
+        } else if (!strcmp(t, "service")) {
+            service_check("service", gid_a);
+        } else {
+            fprintf(stderr, "mux-test: unknown test '%s'\n", t);
+            return 2;
+        }
+    }
+    return failures ? 1 : 0;
+}

@@ -1,0 +1,356 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+#
+# Tests of contrib/rdmacm-mux against a real RDMA port.  Runs INSIDE the
+# lane-3 host VM (tests/hostvm/run-hostvm.sh): Linux Soft-RoCE rxe0 on eth0
+# with 10.0.2.15 and 10.0.2.16, ib_umad loaded and ib_cm not.  Needs root
+# (umad, and "ip addr" for the run-time GID test).
+#
+# Usage: run-tests.sh BINDIR      (BINDIR from tests/rdmacm-mux/build.sh)
+#
+# With MUX_FAKE=1 it runs anywhere, without RDMA, root or a VM: the daemon
+# is rdmacm-mux-fake (fake-umad.c loops MADs back as rxe does) over a GID
+# table that this script writes, and a stand-in "ip" edits that table.
+#
+# Environment:
+#   MUX_DEV, MUX_PORT   the port (rxe0, 1)
+#   MUX_GID_A/B/C       the GIDs of clients A and B, and an address to add
+#                       at run time (10.0.2.15, 10.0.2.16, 10.0.2.17)
+#   MUX_VALGRIND=1      run the daemon under valgrind, and check its report
+#   MUX_FAKE=1          see above
+#
+# Prints "ok N - name" / "not ok N - name: why" and, last,
+# "mux: N passed, N failed"; exits 1 if anything failed.
+set -uo pipefail
+
+bin=$(cd "${1:?usage: run-tests.sh BINDIR}" && pwd)
+dev=${MUX_DEV:-rxe0}
+port=${MUX_PORT:-1}
+gid_a=${MUX_GID_A:-10.0.2.15}
+gid_b=${MUX_GID_B:-10.0.2.16}
+gid_c=${MUX_GID_C:-10.0.2.17}
+valgrind=${MUX_VALGRIND:-0}
+fake=${MUX_FAKE:-0}
+
+work=$(mktemp -d /tmp/rdmacm-mux-test.XXXXXX)
+prefix=$work/mux
+sock=$prefix-$dev-$port
+log=$work/daemon.log
+pid=
+n=0
+passed=0
+failed=0
+
+ok() { n=$((n + 1)); passed=$((passed + 1)); echo "ok $n - $1"; }
+notok() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $1${2:+: $2}"; }
+check() {
+    local name=$1
+    shift
+    if "$@"; then ok "$name"; else notok "$name"; fi
+}
+
+finish() {
+    if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; then
+        kill -TERM "$pid" 2>/dev/null
+        wait "$pid" 2>/dev/null
+    fi
+    if [ "$failed" -gt 0 ] && [ -s "$log" ]; then
+        echo "# last lines of the daemon's log:"
+        tail -n 30 "$log" | sed 's/^/#   /'
+    fi
+    echo "mux: $passed passed, $failed failed"
+    rm -rf "$work"
+    [ "$failed" -eq 0 ]
+    exit
+}
+trap finish EXIT
+
+daemon=$bin/rdmacm-mux
+sysroot=/sys/class/infiniband
+if [ "$fake" = 1 ]; then
+    daemon=$bin/rdmacm-mux-fake
+    sysroot=$work/sysfs
+    export FAKE_UMAD_SYSFS=$sysroot
+fi
+
+daemon_cmd() {
+    if [ "$valgrind" = 1 ]; then
+        echo valgrind -q --error-exitcode=99 --leak-check=full \
+            --errors-for-leak-kinds=definite --show-leak-kinds=definite \
+            --track-fds=no "$daemon"
+    else
+        echo "$daemon"
+    fi
+}
+
+# The sysfs GID notation of an IPv4 address's GID ::ffff:a.b.c.d.
+ipv4_gid() {
+    local IFS=.
+    # shellcheck disable=SC2086
+    set -- $1
+    printf '0000:0000:0000:0000:0000:ffff:%02x%02x:%02x%02x' "$1" "$2" "$3" "$4"
+}
+
+# A port like rxe0's on eth0 (fe80::, 10.0.2.15, 10.0.2.16, as v1 and v2
+# entries), and an "ip" that adds and removes an address's two entries.
+make_fake_port() {
+    local p=$sysroot/$dev/ports/$port i g
+    mkdir -p "$p/gids" "$p/gid_attrs/types" "$p/gid_attrs/ndevs" "$work/bin"
+    echo "4: ACTIVE" >"$p/state"
+    echo eth0 >"$p/gid_attrs/ndevs/0"
+    i=0
+    for g in fe80:0000:0000:0000:5054:00ff:fe12:3456 "$(ipv4_gid "$gid_a")" \
+        "$(ipv4_gid "$gid_b")"; do
+        echo "$g" >"$p/gids/$i"
+        echo "IB/RoCE v1" >"$p/gid_attrs/types/$i"
+        echo "$g" >"$p/gids/$((i + 1))"
+        echo "RoCE v2" >"$p/gid_attrs/types/$((i + 1))"
+        i=$((i + 2))
+    done
+    for i in $(seq "$i" 15); do
+        echo 0000:0000:0000:0000:0000:0000:0000:0000 >"$p/gids/$i"
+    done
+    cat >"$work/bin/ip" <<EOS
+#!/usr/bin/env bash
+# Fake "ip addr add|del A.B.C.D/N dev D": entries 8 (v1) and 9 (v2).
+set -e
+. "$work/ipv4_gid.sh"
+p=$p
+if [ "\$2" = add ]; then
+    g=\$(ipv4_gid "\${3%/*}")
+    echo "\$g" >"\$p/gids/8"; echo "IB/RoCE v1" >"\$p/gid_attrs/types/8"
+    echo "\$g" >"\$p/gids/9"; echo "RoCE v2" >"\$p/gid_attrs/types/9"
+else
+    rm -f "\$p/gid_attrs/types/8" "\$p/gid_attrs/types/9"
+    echo 0000:0000:0000:0000:0000:0000:0000:0000 >"\$p/gids/8"
+    echo 0000:0000:0000:0000:0000:0000:0000:0000 >"\$p/gids/9"
+fi
+EOS
+    declare -f ipv4_gid >"$work/ipv4_gid.sh"
+    chmod +x "$work/bin/ip"
+}
+
+# Starts the daemon in the background and waits for its socket.
+start_daemon() {
+    : >"$log"
+    # shellcheck disable=SC2046
+    $(daemon_cmd) -d "$dev" -p "$port" -s "$prefix" -v >>"$log" 2>&1 &
+    pid=$!
+    for _ in $(seq 1 600); do
+        [ -S "$sock" ] && grep -q "serving CM MADs" "$log" && return 0
+        kill -0 "$pid" 2>/dev/null || break
+        sleep 0.1
+    done
+    return 1
+}
+
+# Sends sig and checks that the daemon exits 0 and removes its socket.
+stop_daemon() {
+    local sig=$1 name=$2 rc
+    kill -"$sig" "$pid"
+    for _ in $(seq 1 300); do
+        kill -0 "$pid" 2>/dev/null || break
+        sleep 0.1
+    done
+    if kill -0 "$pid" 2>/dev/null; then
+        notok "$name-exits" "still running 30 s after SIG$sig"
+        kill -KILL "$pid"
+        wait "$pid"
+        pid=
+        return
+    fi
+    wait "$pid"
+    rc=$?
+    pid=
+    check "$name-exit-status-0" [ "$rc" -eq 0 ]
+    [ "$rc" -eq 0 ] || echo "# exit status $rc"
+    check "$name-socket-removed" [ ! -e "$sock" ]
+}
+
+# Numbers mux-test's "ok - " / "not ok - " lines.
+renumber() {
+    local line
+    while IFS= read -r line; do
+        case $line in
+        "ok - "*) ok "${line#ok - }" ;;
+        "not ok - "*) notok "${line#not ok - }" ;;
+        *) echo "# $line" ;;
+        esac
+    done
+}
+
+mux_test_cmd() {
+    PATH=$work/bin:$PATH timeout 600 "$bin/mux-test" -a "$gid_a" -b "$gid_b" -c "$gid_c" \
+        -i "$netdev" "$sock" "$@" 2>&1
+}
+
+mux_test() {
+    renumber < <(mux_test_cmd "$@" || echo "not ok - mux-test $*: exit status $?")
+}
+
+alive() {
+    check "daemon-alive-after-$1" kill -0 "$pid"
+}
+
+# Runs the daemon in the foreground; sets out and rc.
+run_daemon() {
+    out=$(timeout 60 "$daemon" "$@" 2>&1)
+    rc=$?
+}
+
+# --- preconditions --------------------------------------------------------
+
+[ "$fake" = 1 ] && make_fake_port
+if [ ! -d "$sysroot/$dev/ports/$port" ]; then
+    notok "setup-port-exists" "no $dev port $port here (not in the host VM?)"
+    exit
+fi
+if [ "$fake" != 1 ] && grep -q '^ib_cm ' /proc/modules; then
+    notok "setup-no-ib_cm" "ib_cm is loaded: it holds the CM class"
+    exit
+fi
+netdev=$(cat "$sysroot/$dev/ports/$port/gid_attrs/ndevs/0" 2>/dev/null ||
+    echo eth0)
+ok "setup ($dev port $port on $netdev$([ "$fake" = 1 ] && echo ", fake"))"
+
+# --- test 4 (first, before a daemon runs): command line and refusals ------
+
+# "NAME RC TEXT...": the last run_daemon exited RC and printed each TEXT.
+expect_out() {
+    local name=$1 want=$2 t
+    shift 2
+    if [ "$rc" -ne "$want" ]; then
+        notok "$name" "exit status $rc, want $want"
+        echo "$out" | sed 's/^/#   /'
+        return
+    fi
+    for t in "$@"; do
+        if ! grep -qF -- "$t" <<<"$out"; then
+            notok "$name" "no '$t' in the output"
+            echo "$out" | sed 's/^/#   /'
+            return
+        fi
+    done
+    ok "$name"
+}
+
+run_daemon --help
+expect_out "help" 0 "Usage: rdmacm-mux -d DEVICE" "--device" "--port" \
+    "--socket" "--verbose" "PREFIX-DEVICE-PORT" "/var/run/rdmacm-mux-rxe0-1" \
+    "must NOT have the kernel's own CM" "does not daemonize"
+
+run_daemon -s "$prefix"
+expect_out "no-device-refused" 2 "no RDMA device given"
+
+run_daemon -d nosuch0 -s "$prefix"
+expect_out "bad-device-refused" 1 "no RDMA device 'nosuch0'; devices found:" \
+    "$dev"
+
+run_daemon -d "$dev" -p 7 -s "$prefix"
+expect_out "bad-port-refused" 1 "has no port 7; its ports: $port"
+
+run_daemon -d "$dev" -p 0
+expect_out "port-0-refused" 2 "bad port '0'"
+
+run_daemon -d "$dev" -s "$work/$(printf 'x%.0s' $(seq 1 120))"
+expect_out "long-socket-path-refused" 2 "too long"
+
+echo "not a socket" >"$sock"
+run_daemon -d "$dev" -p "$port" -s "$prefix"
+expect_out "non-socket-file-refused" 1 "is not a socket"
+check "non-socket-file-untouched" grep -q "not a socket" "$sock"
+rm -f "$sock"
+
+check "no-socket-left-by-refusals" [ ! -e "$sock" ]
+
+"$bin/mux-test" mkstale "$sock"
+check "stale-socket-made" [ -S "$sock" ]
+if ! start_daemon; then
+    notok "daemon-starts" "$(tail -n 5 "$log")"
+    exit
+fi
+ok "daemon-starts"
+check "stale-socket-replaced" grep -q "replacing the stale socket" "$log"
+
+run_daemon -d "$dev" -p "$port" -s "$prefix"
+expect_out "second-daemon-same-socket-refused" 1 "is in use"
+check "live-socket-kept" [ -S "$sock" ]
+
+# A second agent for the CM class is refused by the kernel, as ib_cm
+# would be; the fake umad is told to refuse as the kernel does (EINVAL).
+FAKE_UMAD_REGISTER_ERRNO=22 run_daemon -d "$dev" -p "$port" -s "$work/other"
+expect_out "second-daemon-umad-refused" 1 "cannot register for CM MADs" \
+    "ib_cm"
+check "second-daemon-left-no-socket" [ ! -e "$work/other-$dev-$port" ]
+alive "refusals"
+
+# --- tests 1 to 3: clients ------------------------------------------------
+
+mux_test basic
+alive "basic"
+mux_test routing
+alive "routing"
+mux_test abuse
+alive "abuse"
+mux_test flood
+alive "flood"
+mux_test churn
+alive "churn"
+mux_test maxclients
+alive "maxclients"
+if [ "$fake" != 1 ] && ip -4 addr show dev "$netdev" | grep -q "inet $gid_c/"; then
+    notok "runtime-gid" "$gid_c is already on $netdev"
+else
+    mux_test runtime-gid
+    PATH=$work/bin:$PATH ip addr del "$gid_c/24" dev "$netdev" 2>/dev/null
+    alive "runtime-gid"
+fi
+
+# The counters: drops for nobody and for the non-reader, cut-off clients.
+kill -USR1 "$pid"
+sleep 1
+stats=$(grep "MADs received" "$log" | tail -n 1)
+echo "# $stats"
+# The number that the sed expression $1 picks out of the line, or -1.
+count() {
+    local v
+    v=$(sed -n "s/.*$1.*/\1/p" <<<"$stats")
+    echo "${v:--1}"
+}
+check "stats-no-client-counted" [ "$(count 'no client \([0-9]*\)')" -ge 2 ]
+check "stats-queue-full-counted" [ "$(count 'queue full \([0-9]*\)')" -ge 1 ]
+check "stats-refused-clients-counted" \
+    [ "$(count 'accepted, \([0-9]*\) refused')" -ge 4 ]
+check "stats-malformed-counted" \
+    [ "$(count 'refused, \([0-9]*\) cut off')" -ge 9 ]
+
+# --- test 4: signals ------------------------------------------------------
+
+stop_daemon TERM sigterm
+check "sigterm-logged" grep -q "stopping on signal 15" "$log"
+
+if start_daemon; then
+    ok "daemon-restarts"
+    # A client connected, with a GID, when the signal comes.
+    mux_test_cmd hold >"$work/hold.out" &
+    hold=$!
+    for _ in $(seq 1 100); do
+        grep -q "hold/registered" "$work/hold.out" && break
+        sleep 0.1
+    done
+    stop_daemon INT sigint
+    wait "$hold"
+    renumber <"$work/hold.out"
+else
+    notok "daemon-restarts" "$(tail -n 5 "$log")"
+fi
+
+if [ "$valgrind" = 1 ]; then
+    # With -q, valgrind prints nothing but errors and leaks.
+    if grep -q "^==[0-9]*== " "$log"; then
+        notok "valgrind-no-errors"
+    else
+        ok "valgrind-no-errors"
+    fi
+    grep "^==" "$log" | head -n 20 | sed 's/^/# /'
+fi
