@@ -26,8 +26,12 @@
 #include "rdma_ibv.h"
 #include "hw/rdma/trace.h"
 
-/* Host runs per guest MR: each costs one VMA (see rdma_ibv_map.h). */
-#define RDMA_IBV_MAX_RUNS       4096
+/*
+ * Host runs per guest MR: each costs one VMA (see rdma_ibv_map.h), and the
+ * process has about 65530 (vm.max_map_count).  16384 runs let a 1 GiB MR
+ * be made of 64 KiB pieces and still leave room for three more such MRs.
+ */
+#define RDMA_IBV_MAX_RUNS       16384
 
 /* Device and port */
 
@@ -489,7 +493,8 @@ static int rdma_ibv_modify_qp(RdmaBackend *be, RdmaQp *qp, uint32_t mask,
         .rnr_retry = attr->rnr_retry,
     };
     /* Our mask bits are the IB attribute mask bits (IBV_QP_*). */
-    int ibv_mask = mask & (RDMA_QP_ATTR_ALL & ~RDMA_QP_CAP & ~RDMA_QP_ALT_PATH);
+    int ibv_mask = mask & (RDMA_QP_ATTR_ALL & ~RDMA_QP_CAP & ~RDMA_QP_ALT_PATH &
+                           ~RDMA_QP_CUR_STATE);
 
     if (!iqp->qp) {
         return 0;           /* GSI: the mux carries its MADs */
@@ -524,6 +529,14 @@ static int rdma_ibv_modify_qp(RdmaBackend *be, RdmaQp *qp, uint32_t mask,
                       "modify (mask 0x%x, state %u): %s\n", qp->handle,
                       ibv->ibdev, mask, attr->qp_state, strerror(-ret));
         return ret;
+    }
+    if (mask & RDMA_QP_STATE) {
+        /* The host takes receives from INIT on (rdma_ibv_recv_posted). */
+        iqp->rq_ready = attr->qp_state != RDMA_QPS_RESET &&
+                        attr->qp_state != RDMA_QPS_ERR;
+        if (iqp->rq_ready && !qp->is_srq) {
+            rdma_ibv_recv_posted(be, qp, NULL);
+        }
     }
     /* RESET empties the host queues without completions. */
     if ((mask & RDMA_QP_STATE) && attr->qp_state == RDMA_QPS_RESET) {
@@ -634,6 +647,40 @@ static int rdma_ibv_create_dma_mr(RdmaIbv *ibv, RdmaMr *mr, RdmaIbvMr *imr)
     return 0;
 }
 
+/*
+ * The host addresses of guest pages @list.  One translation serves every
+ * page of the same RAM section, so a 1 GiB MR is not 262144 lookups.
+ */
+static bool rdma_ibv_host_pages(RdmaIbv *ibv, const RdmaPageList *list,
+                                void **host)
+{
+    AddressSpace *as = pci_get_address_space(ibv->pdev);
+    uint64_t base = 0, end = 0;
+    uint8_t *base_host = NULL;
+
+    RCU_READ_LOCK_GUARD();
+    for (uint32_t i = 0; i < list->npages; i++) {
+        uint64_t gpa = list->pages[i];
+
+        if (gpa < base || gpa + RDMA_PAGE_SIZE > end) {
+            hwaddr xlat, plen = UINT64_MAX - gpa;
+            MemoryRegion *mr = address_space_translate(as, gpa, &xlat, &plen,
+                                                       true,
+                                                       MEMTXATTRS_UNSPECIFIED);
+
+            if (!memory_region_is_ram(mr) || memory_region_is_romd(mr) ||
+                mr->readonly || plen < RDMA_PAGE_SIZE) {
+                return false;
+            }
+            base = gpa;
+            end = gpa + plen;
+            base_host = (uint8_t *)memory_region_get_ram_ptr(mr) + xlat;
+        }
+        host[i] = base_host + (gpa - base);
+    }
+    return true;
+}
+
 static int rdma_ibv_create_user_mr(RdmaIbv *ibv, RdmaMr *mr, RdmaIbvMr *imr)
 {
     RdmaIbvPd *ipd = rdma_ibv_pd(ibv, mr->pd_handle);
@@ -645,20 +692,8 @@ static int rdma_ibv_create_user_mr(RdmaIbv *ibv, RdmaMr *mr, RdmaIbvMr *imr)
     if (mr->iova + mr->length > first + (uint64_t)n * RDMA_PAGE_SIZE) {
         return -EINVAL;
     }
-    for (uint32_t i = 0; i < n; i++) {
-        hwaddr len = RDMA_PAGE_SIZE;
-
-        host[i] = address_space_map(pci_get_address_space(ibv->pdev),
-                                    mr->pages.pages[i], &len, false,
-                                    MEMTXATTRS_UNSPECIFIED);
-        /* RAM pages map in place, so the mapping can be dropped at once. */
-        if (host[i]) {
-            address_space_unmap(pci_get_address_space(ibv->pdev), host[i],
-                                len, false, 0);
-        }
-        if (!host[i] || len < RDMA_PAGE_SIZE) {
-            return -EFAULT;
-        }
+    if (!rdma_ibv_host_pages(ibv, &mr->pages, host)) {
+        return -EFAULT;
     }
     ret = rdma_ibv_map_pages(&imr->map, host, n, RDMA_PAGE_SIZE,
                              RDMA_IBV_MAX_RUNS, rdma_ibv_ram_end, NULL);

@@ -46,6 +46,7 @@ typedef struct RdmaIbvQp {
     uint32_t sends, max_sends;      /* WRs the host queues hold, capacity */
     uint32_t recvs, max_recvs;
     RdmaSendWr *held;               /* waits for room in the host SQ */
+    bool rq_ready;                  /* host QP past RESET: takes receives */
 } RdmaIbvQp;
 
 typedef struct RdmaIbvSrq {

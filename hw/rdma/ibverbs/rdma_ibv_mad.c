@@ -113,6 +113,10 @@ static bool rdma_ibv_sge_rw(RdmaIbv *ibv, RdmaQp *qp, const RdmaSge *sge,
         return false;
     }
     if (mr->kind == RDMA_MR_DMA) {
+        /* Guest RAM only: a write into a BAR would be a register access. */
+        if (!rdma_ram_ok(ibv->pdev, addr, len)) {
+            return false;
+        }
         return write ? rdma_dma_write(ibv->pdev, addr, buf, len)
                      : rdma_dma_read(ibv->pdev, addr, buf, len);
     }

@@ -295,6 +295,9 @@ void rdma_ibv_recv_posted(RdmaBackend *be, RdmaQp *qp, RdmaSrq *srq)
         count = &((RdmaIbvSrq *)srq->be)->recvs;
         max = ((RdmaIbvSrq *)srq->be)->max_recvs;
     } else {
+        if (!((RdmaIbvQp *)qp->be)->rq_ready) {
+            return;         /* posted to the host once the QP is in INIT */
+        }
         count = &((RdmaIbvQp *)qp->be)->recvs;
         max = ((RdmaIbvQp *)qp->be)->max_recvs;
     }
