@@ -289,13 +289,6 @@ bool mux_port_open(MuxPort *p, const char *dev, int port_num)
     p->port_num = port_num;
     snprintf(p->sysfs, sizeof(p->sysfs), "%s/%s/ports/%d", MUX_SYSFS_IB,
              dev, port_num);
-    p->rx_buf = calloc(1, umad_size() + MUX_RX_MAD_MAX);
-    p->tx_buf = calloc(1, umad_size() + RDMACM_MUX_MAD_SIZE);
-    if (!p->rx_buf || !p->tx_buf) {
-        mux_log("error: out of memory");
-        goto fail;
-    }
-
     r = umad_open_port(dev, port_num);
     if (r < 0) {
         mux_log("error: cannot open the umad device of %s port %d: %s "
@@ -304,6 +297,14 @@ bool mux_port_open(MuxPort *p, const char *dev, int port_num)
         goto fail;
     }
     p->fd = r;
+
+    /* umad_size() is only right once a port is open (it has two ABIs). */
+    p->rx_buf = calloc(1, umad_size() + MUX_RX_MAD_MAX);
+    p->tx_buf = calloc(1, umad_size() + RDMACM_MUX_MAD_SIZE);
+    if (!p->rx_buf || !p->tx_buf) {
+        mux_log("error: out of memory");
+        goto fail;
+    }
 
     /*
      * The CM sends every message with method SEND and never a response

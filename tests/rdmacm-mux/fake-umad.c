@@ -4,7 +4,9 @@
  * through umad_recv() as rxe's loopback would deliver it, with the source
  * GID in the address, the destination's GID index, and the high half of
  * the TID replaced as the kernel does.  MADs to other GIDs vanish as if
- * sent to the network.  The GID table is the sysfs-like tree that the
+ * sent to the network, and so do MADs sent from a RoCE v1 entry (the
+ * peers here speak RoCE v2 only, so the daemon must prefer v2 entries).
+ * The GID table is the sysfs-like tree that the
  * daemon reads too: $FAKE_UMAD_SYSFS/<dev>/ports/<port>/gids/<n> and
  * gid_attrs/types/<n> (build.sh builds rdmacm-mux-fake to read it).
  *
@@ -81,7 +83,11 @@ int umad_done(void)
 
 size_t umad_size(void)
 {
-    return sizeof(struct ib_user_mad);
+    /*
+     * As libibumad: the size of the old ABI's header (without pkey_index
+     * and reserved) until a port is open and the new one is known.
+     */
+    return sizeof(struct ib_user_mad) - (pipe_rd < 0 ? 8 : 0);
 }
 
 void *umad_get_mad(void *umad)
@@ -164,6 +170,9 @@ int umad_send(int portid, int agentid, void *umad, int length,
     if (read_gid(in->addr.gid_index, sgid, &v2) != 1) {
         errno = EINVAL;         /* rdma_create_user_ah fails */
         return -EIO;
+    }
+    if (!v2) {
+        return 0;               /* RoCE v1: nobody hears it */
     }
     for (i = 0; i < 4096; i++) {
         r = read_gid(i, gid, &v2);
