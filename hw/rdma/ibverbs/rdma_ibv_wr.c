@@ -307,9 +307,20 @@ void rdma_ibv_recv_posted(RdmaBackend *be, RdmaQp *qp, RdmaSrq *srq)
         if (ret == -EAGAIN) {
             break;
         }
-        if (ret == 0 && rdma_ibv_post_recv_one(ibv, qp, srq, &rwr)) {
+        if (ret < 0) {
+            /*
+             * A bad WQE (the front-end completed it) or a corrupt ring:
+             * the QP dies, as on the soft backend when its responder meets
+             * one.  Reading on would meet the same ring again.
+             */
+            if (qp) {
+                rdma_rm_qp_error(rm, qp, RDMA_EVENT_QP_FATAL);
+            }
+            break;
+        }
+        if (rdma_ibv_post_recv_one(ibv, qp, srq, &rwr)) {
             (*count)++;
-        } else if (ret == 0 && qp) {
+        } else if (qp) {
             RdmaWc wc = { .wr_id = rwr.wr_id, .opcode = RDMA_WC_RECV,
                           .status = RDMA_WC_LOC_QP_OP_ERR,
                           .qp_handle = qp->handle };
