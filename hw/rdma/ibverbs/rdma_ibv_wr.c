@@ -20,6 +20,7 @@
 #include <poll.h>
 #include <sys/eventfd.h>
 #include "qapi/error.h"
+#include "qemu/error-report.h"
 #include "qemu/log.h"
 #include "qemu/main-loop.h"
 #include "qemu/rcu.h"
@@ -236,7 +237,19 @@ void rdma_ibv_flush_qp(RdmaBackend *be, RdmaQp *qp)
     RdmaIbvQp *iqp = qp->be;
     g_autofree RdmaSendWr *wr = iqp->held;
 
-    /* The host flushes what it holds; the held WR is ours to flush. */
+    /*
+     * The host flushes what it holds, once its QP is in ERR too: the
+     * device also kills QPs for errors the host never saw (a bad WQE or
+     * ring, a WR the host refused).  The held WR is ours to flush.
+     */
+    if (iqp->qp && qp->attr.qp_state == RDMA_QPS_ERR) {
+        struct ibv_qp_attr a = { .qp_state = IBV_QPS_ERR };
+
+        if (ibv_modify_qp(iqp->qp, &a, IBV_QP_STATE)) {
+            warn_report("pvrdma: QP %u: %s refused to enter ERR: %s",
+                        qp->handle, rdma_ibv(be)->ibdev, strerror(errno));
+        }
+    }
     if (wr) {
         iqp->held = NULL;
         qp->sq_stalled = false;
