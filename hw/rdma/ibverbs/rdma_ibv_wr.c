@@ -165,7 +165,13 @@ static int rdma_ibv_post(RdmaIbv *ibv, RdmaQp *qp, const RdmaSendWr *wr)
             return -EINVAL;
         }
         hwr.wr.ud.remote_qpn = wr->remote_qpn;
-        hwr.wr.ud.remote_qkey = wr->remote_qkey;
+        /*
+         * A Q_Key with the top bit set stands for the QP's own.  Not every
+         * host device applies that rule (Linux rxe sends the Q_Key as it
+         * is), and applying it here is right for those that do.
+         */
+        hwr.wr.ud.remote_qkey = wr->remote_qkey & RDMA_QKEY_PRIVILEGED ?
+                                qp->attr.qkey : wr->remote_qkey;
     } else if (wr->opcode == RDMA_WR_ATOMIC_CMP_AND_SWP ||
                wr->opcode == RDMA_WR_ATOMIC_FETCH_AND_ADD) {
         hwr.wr.atomic.remote_addr = wr->remote_addr;
