@@ -8,16 +8,69 @@
 #include "qemu/host-utils.h"
 #include "pvrdma-qtest.h"
 
+/* The backend under test */
+
+static const char *pv_env(const char *name)
+{
+    const char *v = g_getenv(name);
+
+    return v && *v ? v : NULL;
+}
+
+bool pv_ibverbs(void)
+{
+    return pv_env("PVRDMA_QTEST_IBDEV") != NULL;
+}
+
+void pv_settle(void)
+{
+    if (pv_ibverbs()) {
+        g_usleep(PV_SETTLE_US);
+    }
+}
+
+/*
+ * The ibverbs backend needs guest RAM it can share with the host device
+ * and rdmacm-mux for the GSI QP.
+ */
+static void pv_ibverbs_args(char **machine, char **device)
+{
+    const char *ibdev = pv_env("PVRDMA_QTEST_IBDEV");
+    const char *netdev = pv_env("PVRDMA_QTEST_NETDEV");
+    const char *mux = pv_env("PVRDMA_QTEST_MUX");
+
+    if (!ibdev) {
+        *machine = g_strdup("");
+        *device = g_strdup("");
+        return;
+    }
+    if (!netdev || !mux) {
+        g_error("PVRDMA_QTEST_IBDEV=%s also needs PVRDMA_QTEST_NETDEV (its "
+                "host network device) and PVRDMA_QTEST_MUX (the socket of "
+                "an rdmacm-mux for it)", ibdev);
+    }
+    *machine = g_strdup_printf("-m %dM -object memory-backend-memfd,"
+                               "id=pvrdma-ram,size=%dM,share=on "
+                               "-machine memory-backend=pvrdma-ram "
+                               "-chardev socket,id=pvrdma-mad,path=%s ",
+                               PV_IBV_RAM_MB, PV_IBV_RAM_MB, mux);
+    *device = g_strdup_printf(",ibdev=%s,netdev=%s,mad-chardev=pvrdma-mad",
+                              ibdev, netdev);
+}
+
 /* Setup */
 
 Pv *pv_start_args(const char *extra)
 {
     Pv *pv = g_new0(Pv, 1);
+    g_autofree char *machine = NULL;
+    g_autofree char *device = NULL;
 
-    pv->qts = qtest_initf("-M pc -nodefaults "
+    pv_ibverbs_args(&machine, &device);
+    pv->qts = qtest_initf("-M pc -nodefaults %s"
                           "-device vmxnet3,addr=%x.0,multifunction=on,mac="
-                          MAC " -device pvrdma,id=rdma,addr=%x.1%s",
-                          SLOT, SLOT, extra ? extra : "");
+                          MAC " -device pvrdma,id=rdma,addr=%x.1%s%s",
+                          machine, SLOT, SLOT, device, extra ? extra : "");
     pc_alloc_init(&pv->alloc, pv->qts, 0);
     pv->bus = qpci_new_pc(pv->qts, &pv->alloc);
     pv->dev = qpci_device_find(pv->bus, QPCI_DEVFN(SLOT, 1));
@@ -525,6 +578,35 @@ uint32_t pv_cq_notifications(Pv *pv, uint32_t *handles, uint32_t max)
     return n;
 }
 
+bool pv_ring_wait(Pv *pv, const PvRing *r, uint32_t n)
+{
+    gint64 deadline = g_get_monotonic_time() + PV_WAIT_US;
+
+    while (pv_ring_count(pv, r) < n) {
+        if (g_get_monotonic_time() > deadline) {
+            return false;
+        }
+        g_usleep(1000);
+    }
+    return true;
+}
+
+uint32_t pv_events_wait(Pv *pv, PvrdmaEqe *out, uint32_t max)
+{
+    PvRing r = pv_async_ring(pv);
+
+    pv_ring_wait(pv, &r, 1);
+    return pv_events(pv, out, max);
+}
+
+uint32_t pv_cq_notifications_wait(Pv *pv, uint32_t *handles, uint32_t max)
+{
+    PvRing r = pv_cqn_ring(pv);
+
+    pv_ring_wait(pv, &r, 1);
+    return pv_cq_notifications(pv, handles, max);
+}
+
 uint32_t pv_cmd_quiet(Pv *pv, void *req, size_t len, void *resp,
                       size_t resp_len)
 {
@@ -585,6 +667,11 @@ PvCq *pv_cq_new(Pv *pv, uint32_t cqe)
 bool pv_cq_poll(Pv *pv, PvCq *cq, PvrdmaCqe *cqe)
 {
     return pv_ring_get(pv, &cq->ring, cqe, sizeof(*cqe));
+}
+
+bool pv_cq_poll_wait(Pv *pv, PvCq *cq, PvrdmaCqe *cqe)
+{
+    return pv_ring_wait(pv, &cq->ring, 1) && pv_cq_poll(pv, cq, cqe);
 }
 
 void pv_cq_db(Pv *pv, PvCq *cq, uint32_t flags)

@@ -50,6 +50,30 @@ typedef struct QpSpec {
 } QpSpec;
 
 /*
+ * The backend under test.  By default the device runs its built-in soft
+ * backend.  PVRDMA_QTEST_IBDEV=<host RDMA device> (test lane 3) selects
+ * the ibverbs backend on that device; PVRDMA_QTEST_NETDEV names its host
+ * network device and PVRDMA_QTEST_MUX the socket of an rdmacm-mux serving
+ * it.  Guest RAM is then a shared memfd, as the backend requires.
+ */
+bool pv_ibverbs(void);
+/* Guest RAM with ibverbs (the pc machine's default size) */
+#define PV_IBV_RAM_MB   128
+
+/*
+ * With ibverbs, completions and events arrive from the host device's
+ * completion thread and main loop, after the doorbell write has returned.
+ * The *_wait() helpers poll until something is there or PV_WAIT_US has
+ * passed; pv_settle() gives the host device PV_SETTLE_US to produce what
+ * a test then asserts is absent.  On the soft backend, whose doorbells
+ * complete synchronously, pv_settle() does nothing and the waits return
+ * at once when the answer is there.
+ */
+#define PV_WAIT_US      (10 * G_USEC_PER_SEC)
+#define PV_SETTLE_US    (200 * 1000)
+void pv_settle(void);
+
+/*
  * Device setup and registers.  pv_start*() boots a PC with a vmxnet3 at
  * function 0 and the device at function 1 of slot SLOT; pv_probe() also
  * loads a DSR and activates the device, as the driver's probe does.
@@ -157,6 +181,11 @@ PvRing pv_async_ring(Pv *pv);
 PvRing pv_cqn_ring(Pv *pv);
 uint32_t pv_events(Pv *pv, PvrdmaEqe *out, uint32_t max);
 uint32_t pv_cq_notifications(Pv *pv, uint32_t *handles, uint32_t max);
+/* As above, after waiting for the first element (at most PV_WAIT_US). */
+uint32_t pv_events_wait(Pv *pv, PvrdmaEqe *out, uint32_t max);
+uint32_t pv_cq_notifications_wait(Pv *pv, uint32_t *handles, uint32_t max);
+/* Wait until @r holds at least @n elements; false on timeout. */
+bool pv_ring_wait(Pv *pv, const PvRing *r, uint32_t n);
 
 /* A command that leaves ICR alone (for tests that look at interrupts). */
 uint32_t pv_cmd_quiet(Pv *pv, void *req, size_t len, void *resp,
@@ -167,6 +196,8 @@ uint32_t dma_mr(Pv *pv, uint32_t pd, uint32_t access);
 
 PvCq *pv_cq_new(Pv *pv, uint32_t cqe);
 bool pv_cq_poll(Pv *pv, PvCq *cq, PvrdmaCqe *cqe);
+/* pv_cq_poll() that waits up to PV_WAIT_US for a CQE. */
+bool pv_cq_poll_wait(Pv *pv, PvCq *cq, PvrdmaCqe *cqe);
 void pv_cq_db(Pv *pv, PvCq *cq, uint32_t flags);
 
 /* Creates the QP (asserting success); @q->scq/rcq/pd as in create_qp. */
