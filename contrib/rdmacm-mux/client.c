@@ -302,8 +302,16 @@ void mux_client_accept(Mux *mux)
         unsigned slot;
 
         if (fd < 0) {
-            if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR &&
-                errno != ECONNABORTED) {
+            if (errno == EMFILE || errno == ENFILE) {
+                /*
+                 * The connection stays in the backlog and the socket
+                 * readable: stop polling it until a client goes.
+                 */
+                mux_log("accept: %s; new clients wait until one leaves",
+                        strerror(errno));
+                mux->accept_paused = true;
+            } else if (errno != EAGAIN && errno != EWOULDBLOCK &&
+                       errno != EINTR && errno != ECONNABORTED) {
                 mux_log("accept: %s", strerror(errno));
             }
             return;
@@ -367,6 +375,7 @@ void mux_client_close(Mux *mux, MuxClient *c)
               (unsigned long long)c->dropped);
     mux_route_drop_owner(&c->route);
     close(c->fd);
+    mux->accept_paused = false;
     free(c->out);
     free(c);
 }

@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -270,6 +271,20 @@ static void unlink_own_socket(const char *path, const struct stat *ours)
     }
 }
 
+/* Room for every client if the hard limit allows; else accept pauses. */
+static void raise_fd_limit(void)
+{
+    rlim_t want = MUX_MAX_CLIENTS + 32;
+    struct rlimit rl;
+
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < want) {
+        rl.rlim_cur = rl.rlim_max < want ? rl.rlim_max : want;
+        if (setrlimit(RLIMIT_NOFILE, &rl) < 0) {
+            mux_debug("setrlimit: %s", strerror(errno));
+        }
+    }
+}
+
 static int signals_open(void)
 {
     sigset_t set;
@@ -400,7 +415,10 @@ static int run(Mux *mux, int sfd)
 
         fds[n++] = (struct pollfd) { .fd = sfd, .events = POLLIN };
         fds[n++] = (struct pollfd) { .fd = mux->port.fd, .events = POLLIN };
-        fds[n++] = (struct pollfd) { .fd = mux->listen_fd, .events = POLLIN };
+        fds[n++] = (struct pollfd) {
+            .fd = mux->listen_fd,
+            .events = mux->accept_paused ? 0 : POLLIN,
+        };
         for (i = 0; i < MUX_MAX_CLIENTS; i++) {
             MuxClient *c = mux->clients[i];
 
@@ -488,6 +506,7 @@ int main(int argc, char **argv)
     }
     mux->listen_fd = -1;
     mux_route_init();
+    raise_fd_limit();
     sfd = signals_open();
     if (sfd < 0) {
         goto out;

@@ -141,6 +141,7 @@ typedef struct Mux {
     MuxClient *clients[MUX_MAX_CLIENTS];
     unsigned n_clients;
     unsigned next_id;
+    bool accept_paused;         /* out of file descriptors */
     MuxStats stats;
 } Mux;
 
