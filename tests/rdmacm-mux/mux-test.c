@@ -8,7 +8,8 @@
  *
  * Usage: mux-test [-a GID] [-b GID] [-c GID] SOCKET TEST...
  *        mux-test mkstale PATH
- * Tests: basic routing abuse flood churn maxclients runtime-gid service hold
+ * Tests: basic routing abuse flood churn maxclients runtime-gid records
+ *        fdlimit service hold
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
@@ -404,6 +405,24 @@ static bool exchange(const char *name, Conn *from, const uint8_t *sgid,
     return true;
 }
 
+/*
+ * A SEND's REPLY only says that the MAD left; it comes back through the
+ * port later.  c sends a MAD to its own gid and waits for it: the port
+ * delivers in order, so everything sent before has been routed by then.
+ */
+static void barrier(const char *name, Conn *c, const uint8_t *gid)
+{
+    uint8_t mad[RDMACM_MUX_MAD_SIZE];
+    char why[200];
+    RdmaCmMuxMad got;
+
+    make_mad(mad, ATTR_REQ, 0xbbbb0000 | (next_tid & 0xffff), 0);
+    if (send_mad(c, gid, gid, mad) || !wait_recv(c, &got, TIMEOUT_MS) ||
+        !same_mad(&got, gid, gid, mad, why, sizeof(why))) {
+        report(false, name, "barrier MAD not received as the next MAD");
+    }
+}
+
 static void expect_status(const char *name, int got, int want)
 {
     report(got == want, name, "status %d (%s), want %d (%s)", got,
@@ -590,6 +609,7 @@ static void test_routing(void)
     make_mad(mad, ATTR_DREQ, 0x7a00000a, w);
     expect_status("routing/send-reply-to-dropped-record",
                   send_mad(a, gid_a, gid_b, mad), 0);
+    barrier("routing/barrier", a, gid_a);
     expect_status("routing/reregister",
                   gid_request(b, RDMACM_MUX_REGISTER, gid_b), 0);
     make_mad(mad, ATTR_REQ, 0x78000008, 0);
@@ -962,6 +982,146 @@ static void test_runtime_gid(void)
     conn_close(c);
 }
 
+/*
+ * The daemon is out of file descriptors (run-tests.sh starts it under a
+ * low ulimit): clients past the limit wait, and are served once others
+ * leave.
+ */
+static void test_fdlimit(void)
+{
+    enum { N = 80 };            /* within the listen backlog (64) of waiters */
+    int fd[N];
+    bool served[N];
+    unsigned i, n_served = 0, late = 0;
+    int64_t end;
+
+    for (i = 0; i < N; i++) {
+        RdmaCmMuxGid g;
+
+        served[i] = false;
+        memcpy(g.gid, gid_c, 16);
+        fd[i] = connect_raw();
+        if (fd[i] < 0 ||
+            !send_msg(fd[i], RDMACM_MUX_UNREGISTER, 1, &g, sizeof(g))) {
+            report(false, "fdlimit/connect", "client %u: %s", i,
+                   strerror(errno));
+            if (fd[i] >= 0) {
+                close(fd[i]);
+            }
+            while (i-- > 0) {
+                close(fd[i]);
+            }
+            return;
+        }
+    }
+    /* Those the daemon took answer at once. */
+    for (i = 0; i < N; i++) {
+        RdmaCmMuxHdr h;
+        RdmaCmMuxMad m;
+
+        served[i] = read_msg(fd[i], &h, &m, i ? 200 : TIMEOUT_MS) == 1 &&
+                    h.status == -ENOENT;
+        n_served += served[i];
+    }
+    report(n_served > 0 && n_served < N, "fdlimit/some-wait",
+           "%u of %u served (is the daemon under a low ulimit -n?)",
+           n_served, N);
+    for (i = 0; i < N; i++) {
+        if (served[i]) {
+            close(fd[i]);
+            fd[i] = -1;
+        }
+    }
+    /*
+     * Each one served is closed at once, making room for the next: all of
+     * them are polled, so that one still waiting holds up no other.
+     */
+    end = now_ms() + 3 * TIMEOUT_MS;
+    while (late < N - n_served && now_ms() < end) {
+        struct pollfd pfd[N];
+        unsigned n = 0;
+
+        for (i = 0; i < N; i++) {
+            if (fd[i] >= 0) {
+                pfd[n++] = (struct pollfd) { .fd = fd[i], .events = POLLIN };
+            }
+        }
+        if (poll(pfd, n, 1000) <= 0) {
+            continue;
+        }
+        for (i = 0; i < n; i++) {
+            RdmaCmMuxHdr h;
+            RdmaCmMuxMad m;
+            unsigned j;
+
+            if (!pfd[i].revents) {
+                continue;
+            }
+            for (j = 0; fd[j] != pfd[i].fd; j++) {
+                /* find its slot */
+            }
+            if (read_msg(fd[j], &h, &m, TIMEOUT_MS) == 1 &&
+                h.status == -ENOENT) {
+                late++;
+            }
+            close(fd[j]);
+            fd[j] = -1;
+        }
+    }
+    for (i = 0; i < N; i++) {
+        if (fd[i] >= 0) {
+            close(fd[i]);
+        }
+    }
+    report(late == N - n_served, "fdlimit/waiting-clients-served-later",
+           "%u of %u", late, N - n_served);
+    service_check("fdlimit/service-after", gid_a);
+}
+
+/*
+ * Records are bounded per client: the oldest goes first, and a reply to it
+ * is then routed by its GID alone.
+ */
+static void test_records(void)
+{
+    enum { RECORDS = 1024 };
+    uint8_t mad[RDMACM_MUX_MAD_SIZE];
+    RdmaCmMuxMad m;
+    unsigned i, bad = 0;
+    Conn *a = conn_open(), *b = conn_open();
+
+    if (!a || !b || gid_request(a, RDMACM_MUX_REGISTER, gid_a)) {
+        report(false, "records/setup", "cannot connect and register");
+        goto out;
+    }
+    /*
+     * RECORDS IDs to a GID nobody holds (all dropped, all recorded), and
+     * the barrier's REQ makes one more: the first ID is evicted.
+     */
+    for (i = 0; i < RECORDS; i++) {
+        make_mad(mad, ATTR_REQ, 0xe0000000 + i, 0);
+        bad += send_mad(a, gid_a, gid_b, mad) != 0;
+    }
+    report(bad == 0, "records/sends", "%u SENDs failed", bad);
+    barrier("records/barrier", a, gid_a);
+    if (gid_request(b, RDMACM_MUX_REGISTER, gid_b)) {
+        report(false, "records/register-b", "cannot register B");
+        goto out;
+    }
+    /* The newest ID still routes to A, the evicted first one by GID. */
+    make_mad(mad, ATTR_REP, 0xe1000000, 0xe0000000 + RECORDS - 1);
+    exchange("records/newest-kept", b, gid_b, a, gid_b, mad);
+    make_mad(mad, ATTR_REP, 0xe1000001, 0xe0000001);
+    exchange("records/second-oldest-kept", b, gid_b, a, gid_b, mad);
+    make_mad(mad, ATTR_REP, 0xe1000002, 0xe0000000);
+    exchange("records/oldest-evicted", b, gid_b, b, gid_b, mad);
+    report(!wait_recv(a, &m, 300), "records/evicted-not-to-a",
+           "A received a reply to an evicted ID");
+out:
+    conn_close(a);
+    conn_close(b);
+}
+
 /* Holds a GID until the daemon goes away, which it must tell by EOF. */
 static void test_hold(void)
 {
@@ -1058,6 +1218,10 @@ int main(int argc, char **argv)
             test_maxclients();
         } else if (!strcmp(t, "runtime-gid")) {
             test_runtime_gid();
+        } else if (!strcmp(t, "records")) {
+            test_records();
+        } else if (!strcmp(t, "fdlimit")) {
+            test_fdlimit();
         } else if (!strcmp(t, "hold")) {
             test_hold();
         } else if (!strcmp(t, "service")) {

@@ -132,12 +132,16 @@ EOS
     chmod +x "$work/bin/ip"
 }
 
-# Starts the daemon in the background and waits for its socket.
+# Starts the daemon in the background and waits for its socket; with an
+# argument, under that limit of open files.
 start_daemon() {
     starts=$((starts + 1))
     log=$work/daemon-$starts.log
     # shellcheck disable=SC2046
-    $(daemon_cmd) -d "$dev" -p "$port" -s "$prefix" -v >>"$log" 2>&1 &
+    (
+        [ $# -eq 0 ] || ulimit -n "$1"
+        exec $(daemon_cmd) -d "$dev" -p "$port" -s "$prefix" -v
+    ) >>"$log" 2>&1 &
     pid=$!
     for _ in $(seq 1 600); do
         [ -S "$sock" ] && grep -q "serving CM MADs" "$log" && return 0
@@ -315,6 +319,8 @@ else
     PATH=$work/bin:$PATH ip addr del "$gid_c/24" dev "$netdev" 2>/dev/null
     alive "runtime-gid"
 fi
+mux_test records
+alive "records"
 
 # The counters: drops for nobody and for the non-reader, cut-off clients.
 kill -USR1 "$pid"
@@ -353,6 +359,25 @@ if start_daemon; then
     renumber <"$work/hold.out"
 else
     notok "daemon-restarts" "$(tail -n 5 "$log")"
+fi
+
+# Out of file descriptors: new clients wait in the backlog (the daemon
+# stops polling the listening socket rather than spinning on it) and are
+# served once others leave.  Not under valgrind: it keeps the top
+# descriptors for itself, and closes a connection that accept() put there.
+if [ "$valgrind" = 1 ]; then
+    echo "# fdlimit: skipped under valgrind"
+elif start_daemon 40; then
+    ok "daemon-starts-with-few-fds"
+    mux_test fdlimit
+    # Once per pause, at most once per client that left: not a busy loop.
+    pauses=$(grep -c "new clients wait until one leaves" "$log")
+    check "fd-exhaustion-no-busy-loop" test "$pauses" -ge 1 -a "$pauses" -le 100
+    echo "# accept paused $pauses times"
+    alive "fdlimit"
+    stop_daemon TERM fdlimit-sigterm
+else
+    notok "daemon-starts-with-few-fds" "$(tail -n 5 "$log")"
 fi
 
 if [ "$valgrind" = 1 ]; then
