@@ -25,7 +25,8 @@
 /* Received MADs handled per loop iteration before clients get their turn. */
 #define MUX_RX_BATCH            64
 
-#define MUX_CM_CLASS_VERSION    2       /* IBA 1.2 CM, Linux IB_CM_CLASS_VERSION */
+/* The CM class version of IBA 1.2 (Linux's IB_CM_CLASS_VERSION). */
+#define MUX_CM_CLASS_VERSION    2
 #define MUX_GID_LEN             16
 
 /* Offsets in a CM MAD (IBA vol 1, 13.4.2 and 12.6). */

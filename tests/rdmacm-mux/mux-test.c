@@ -406,6 +406,42 @@ static bool exchange(const char *name, Conn *from, const uint8_t *sgid,
 }
 
 /*
+ * One MAD from a client to a GID, and the client that must receive it.
+ * Clients and GIDs are A, B, C: indexes into the test's clients and
+ * gid_a, gid_b, gid_c.
+ */
+typedef struct Step {
+    const char *name;
+    uint16_t attr;
+    uint32_t local_id;
+    uint32_t remote_id;
+    int from;                   /* sends, from its own GID */
+    int dgid;
+    int to;
+} Step;
+
+enum { A, B, C };
+
+static const uint8_t *gid_of(int who)
+{
+    return who == A ? gid_a : who == B ? gid_b : gid_c;
+}
+
+static void run_steps(Conn **conns, const Step *steps, size_t n)
+{
+    uint8_t mad[RDMACM_MUX_MAD_SIZE];
+    size_t i;
+
+    for (i = 0; i < n; i++) {
+        const Step *s = &steps[i];
+
+        make_mad(mad, s->attr, s->local_id, s->remote_id);
+        exchange(s->name, conns[s->from], gid_of(s->from), conns[s->to],
+                 gid_of(s->dgid), mad);
+    }
+}
+
+/*
  * A SEND's REPLY only says that the MAD left; it comes back through the
  * port later.  c sends a MAD to its own gid and waits for it: the port
  * delivers in order, so everything sent before has been routed by then.
@@ -458,9 +494,20 @@ static void service_check(const char *name, const uint8_t *gid)
 
 static void test_basic(void)
 {
+    enum { X = 0x11000001, Y = 0x22000002 };   /* A's and B's IDs */
+    static const Step steps[] = {
+        { "basic/req-a-to-b", ATTR_REQ, X, 0, A, B, B },
+        { "basic/rep-b-to-a", ATTR_REP, Y, X, B, A, A },
+        { "basic/rtu-a-to-b", ATTR_RTU, X, Y, A, B, B },
+        { "basic/dreq-a-to-b", ATTR_DREQ, X, Y, A, B, B },
+        { "basic/drep-b-to-a", ATTR_DREP, Y, X, B, A, A },
+        /* The passive side disconnects too. */
+        { "basic/dreq-b-to-a", ATTR_DREQ, Y, X, B, A, A },
+        { "basic/drep-a-to-b", ATTR_DREP, X, Y, A, B, B },
+    };
     uint8_t mad[RDMACM_MUX_MAD_SIZE];
-    uint32_t x = 0x11000001, y = 0x22000002;
     Conn *a = conn_open(), *b = conn_open();
+    Conn *conns[] = { a, b };
 
     if (!a || !b) {
         report(false, "basic/connect", "%s", strerror(errno));
@@ -470,22 +517,8 @@ static void test_basic(void)
                                                   gid_a), 0);
     expect_status("basic/register-b", gid_request(b, RDMACM_MUX_REGISTER,
                                                   gid_b), 0);
-    make_mad(mad, ATTR_REQ, x, 0);
-    exchange("basic/req-a-to-b", a, gid_a, b, gid_b, mad);
-    make_mad(mad, ATTR_REP, y, x);
-    exchange("basic/rep-b-to-a", b, gid_b, a, gid_a, mad);
-    make_mad(mad, ATTR_RTU, x, y);
-    exchange("basic/rtu-a-to-b", a, gid_a, b, gid_b, mad);
-    make_mad(mad, ATTR_DREQ, x, y);
-    exchange("basic/dreq-a-to-b", a, gid_a, b, gid_b, mad);
-    make_mad(mad, ATTR_DREP, y, x);
-    exchange("basic/drep-b-to-a", b, gid_b, a, gid_a, mad);
-    /* The passive side disconnects too. */
-    make_mad(mad, ATTR_DREQ, y, x);
-    exchange("basic/dreq-b-to-a", b, gid_b, a, gid_a, mad);
-    make_mad(mad, ATTR_DREP, x, y);
-    exchange("basic/drep-a-to-b", a, gid_a, b, gid_b, mad);
-    make_mad(mad, ATTR_REQ, x + 1, 0);
+    run_steps(conns, steps, sizeof(steps) / sizeof(steps[0]));
+    make_mad(mad, ATTR_REQ, X + 1, 0);
     {
         RdmaCmMuxMad m;
 
@@ -505,11 +538,42 @@ out:
 
 static void test_routing(void)
 {
+    enum {
+        X = 0x33000003, Y = 0x44000004, Z = 0x55000005, W = 0x5a00000a,
+        SIDR = 0x66000006,
+    };
+    static const Step steps[] = {
+        /*
+         * What only the communication ID can route: A's REQ leaves with
+         * Local Comm ID X.  A reply naming X as its Remote Comm ID goes to
+         * A even when it is addressed to B's GID; by GID it would go to B.
+         */
+        { "routing/req-by-gid", ATTR_REQ, X, 0, A, B, B },
+        { "routing/rep-by-comm-id-not-gid", ATTR_REP, Y, X, B, B, A },
+        { "routing/mra-by-comm-id", ATTR_MRA, Y, X, B, B, A },
+        { "routing/rej-by-comm-id", ATTR_REJ, Y, X, B, B, A },
+        /* A Remote Comm ID nobody sent: the destination GID decides. */
+        { "routing/unknown-comm-id-by-gid", ATTR_REP, Y, Z, A, B, B },
+        /*
+         * Two clients chose the same ID X (their CMs choose independently):
+         * the record whose GID is the destination wins.  Keying records by
+         * the ID alone would send B's reply to A.
+         */
+        { "routing/same-id-req-b-to-a", ATTR_REQ, X, 0, B, A, A },
+        { "routing/same-id-rep-to-b", ATTR_REP, Z, X, A, B, B },
+        { "routing/same-id-rep-to-a", ATTR_REP, Z, X, B, A, A },
+        /* W: an ID that only B uses. */
+        { "routing/rtu-b-to-a", ATTR_RTU, W, X, B, A, A },
+        /* SIDR: the REP goes back by the REQ's Request ID. */
+        { "routing/sidr-req-by-gid", ATTR_SIDR_REQ, SIDR, 0, A, B, B },
+        { "routing/sidr-rep-by-request-id", ATTR_SIDR_REP, SIDR, 0, B, B, A },
+        { "routing/sidr-rep-unknown-id-by-gid", ATTR_SIDR_REP, SIDR + 1, 0,
+          A, B, B },
+    };
     uint8_t mad[RDMACM_MUX_MAD_SIZE];
-    uint32_t x = 0x33000003, y = 0x44000004, z = 0x55000005;
-    uint32_t w = 0x5a00000a, sidr = 0x66000006;
     RdmaCmMuxMad m;
     Conn *a = conn_open(), *b = conn_open(), *c = conn_open();
+    Conn *conns[] = { a, b, c };
 
     if (!a || !b || !c) {
         report(false, "routing/connect", "%s", strerror(errno));
@@ -521,53 +585,14 @@ static void test_routing(void)
         goto out;
     }
 
-    /*
-     * What only the communication ID can route: A's REQ leaves with Local
-     * Comm ID x.  A REP naming x as its Remote Comm ID goes to A even
-     * when it is addressed to B's GID; a GID route would give it to B.
-     */
-    make_mad(mad, ATTR_REQ, x, 0);
-    exchange("routing/req-by-gid", a, gid_a, b, gid_b, mad);
-    make_mad(mad, ATTR_REP, y, x);
-    exchange("routing/rep-by-comm-id-not-gid", b, gid_b, a, gid_b, mad);
-    make_mad(mad, ATTR_MRA, y, x);
-    exchange("routing/mra-by-comm-id", b, gid_b, a, gid_b, mad);
-    make_mad(mad, ATTR_REJ, y, x);
-    exchange("routing/rej-by-comm-id", b, gid_b, a, gid_b, mad);
-
-    /* A Remote Comm ID nobody sent: the destination GID decides. */
-    make_mad(mad, ATTR_REP, y, z);
-    exchange("routing/unknown-comm-id-by-gid", a, gid_a, b, gid_b, mad);
-
-    /*
-     * Two clients chose the same ID x (their CMs choose independently):
-     * the record whose GID is the destination wins.  Keying records by
-     * the ID alone would send B's reply to A.
-     */
-    make_mad(mad, ATTR_REQ, x, 0);
-    exchange("routing/same-id-req-b-to-a", b, gid_b, a, gid_a, mad);
-    make_mad(mad, ATTR_REP, z, x);
-    exchange("routing/same-id-rep-to-b", a, gid_a, b, gid_b, mad);
-    make_mad(mad, ATTR_REP, z, x);
-    exchange("routing/same-id-rep-to-a", b, gid_b, a, gid_a, mad);
-    /* An ID that only B has used. */
-    make_mad(mad, ATTR_RTU, w, x);
-    exchange("routing/rtu-b-to-a", b, gid_b, a, gid_a, mad);
-
-    /* SIDR: the REP goes back by the REQ's Request ID. */
-    make_mad(mad, ATTR_SIDR_REQ, sidr, 0);
-    exchange("routing/sidr-req-by-gid", a, gid_a, b, gid_b, mad);
-    make_mad(mad, ATTR_SIDR_REP, sidr, 0);
-    exchange("routing/sidr-rep-by-request-id", b, gid_b, a, gid_b, mad);
-    make_mad(mad, ATTR_SIDR_REP, sidr + 1, 0);
-    exchange("routing/sidr-rep-unknown-id-by-gid", a, gid_a, b, gid_b, mad);
+    run_steps(conns, steps, sizeof(steps) / sizeof(steps[0]));
 
     /* Request errors. */
     expect_status("routing/register-taken-gid",
                   gid_request(c, RDMACM_MUX_REGISTER, gid_a), -EADDRINUSE);
     expect_status("routing/register-own-gid-again",
                   gid_request(a, RDMACM_MUX_REGISTER, gid_a), 0);
-    make_mad(mad, ATTR_REQ, z, 0);
+    make_mad(mad, ATTR_REQ, Z, 0);
     expect_status("routing/send-unregistered-sgid",
                   send_mad(c, gid_a, gid_b, mad), -EPERM);
     expect_status("routing/send-other-clients-sgid",
@@ -575,11 +600,11 @@ static void test_routing(void)
     mad[1] = 0x03;              /* SA class: not the daemon's business */
     expect_status("routing/send-not-cm-class",
                   send_mad(a, gid_a, gid_b, mad), -EINVAL);
-    make_mad(mad, ATTR_REQ, z, 0);
+    make_mad(mad, ATTR_REQ, Z, 0);
     mad[3] = 0x81;              /* a response method */
     expect_status("routing/send-not-method-send",
                   send_mad(a, gid_a, gid_b, mad), -EINVAL);
-    make_mad(mad, ATTR_REQ, z, 0);
+    make_mad(mad, ATTR_REQ, Z, 0);
     make_send(&m, gid_a, gid_b, mad);
     m.qpn = 0x1000000;
     expect_status("routing/send-bad-qpn",
@@ -606,7 +631,7 @@ static void test_routing(void)
     expect_status("routing/send-to-unclaimed-gid",
                   send_mad(a, gid_a, gid_b, mad), 0);
     /* B's records went with its GID: a reply to B's ID w has no route. */
-    make_mad(mad, ATTR_DREQ, 0x7a00000a, w);
+    make_mad(mad, ATTR_DREQ, 0x7a00000a, W);
     expect_status("routing/send-reply-to-dropped-record",
                   send_mad(a, gid_a, gid_b, mad), 0);
     barrier("routing/barrier", a, gid_a);
@@ -1085,10 +1110,20 @@ static void test_fdlimit(void)
 static void test_records(void)
 {
     enum { RECORDS = 1024 };
+    /* The newest IDs still route to A, the evicted first one by GID. */
+    static const Step steps[] = {
+        { "records/newest-kept", ATTR_REP, 0xe1000000,
+          0xe0000000 + RECORDS - 1, B, B, A },
+        { "records/second-oldest-kept", ATTR_REP, 0xe1000001, 0xe0000001,
+          B, B, A },
+        { "records/oldest-evicted", ATTR_REP, 0xe1000002, 0xe0000000,
+          B, B, B },
+    };
     uint8_t mad[RDMACM_MUX_MAD_SIZE];
     RdmaCmMuxMad m;
     unsigned i, bad = 0;
     Conn *a = conn_open(), *b = conn_open();
+    Conn *conns[] = { a, b };
 
     if (!a || !b || gid_request(a, RDMACM_MUX_REGISTER, gid_a)) {
         report(false, "records/setup", "cannot connect and register");
@@ -1108,13 +1143,7 @@ static void test_records(void)
         report(false, "records/register-b", "cannot register B");
         goto out;
     }
-    /* The newest ID still routes to A, the evicted first one by GID. */
-    make_mad(mad, ATTR_REP, 0xe1000000, 0xe0000000 + RECORDS - 1);
-    exchange("records/newest-kept", b, gid_b, a, gid_b, mad);
-    make_mad(mad, ATTR_REP, 0xe1000001, 0xe0000001);
-    exchange("records/second-oldest-kept", b, gid_b, a, gid_b, mad);
-    make_mad(mad, ATTR_REP, 0xe1000002, 0xe0000000);
-    exchange("records/oldest-evicted", b, gid_b, b, gid_b, mad);
+    run_steps(conns, steps, sizeof(steps) / sizeof(steps[0]));
     report(!wait_recv(a, &m, 300), "records/evicted-not-to-a",
            "A received a reply to an evicted ID");
 out:
@@ -1172,8 +1201,29 @@ static bool parse_gid_arg(const char *s, uint8_t *gid)
     return false;
 }
 
+static void test_service(void)
+{
+    service_check("service", gid_a);
+}
+
 int main(int argc, char **argv)
 {
+    static const struct {
+        const char *name;
+        void (*run)(void);
+    } tests[] = {
+        { "basic", test_basic },
+        { "routing", test_routing },
+        { "abuse", test_abuse },
+        { "flood", test_flood },
+        { "churn", test_churn },
+        { "maxclients", test_maxclients },
+        { "runtime-gid", test_runtime_gid },
+        { "records", test_records },
+        { "fdlimit", test_fdlimit },
+        { "hold", test_hold },
+        { "service", test_service },
+    };
     int opt, i;
 
     setvbuf(stdout, NULL, _IOLBF, 0);
@@ -1203,33 +1253,18 @@ int main(int argc, char **argv)
     next_tid = (uint32_t)getpid() << 16;
     for (i = optind + 1; i < argc; i++) {
         const char *t = argv[i];
+        size_t j;
 
-        if (!strcmp(t, "basic")) {
-            test_basic();
-        } else if (!strcmp(t, "routing")) {
-            test_routing();
-        } else if (!strcmp(t, "abuse")) {
-            test_abuse();
-        } else if (!strcmp(t, "flood")) {
-            test_flood();
-        } else if (!strcmp(t, "churn")) {
-            test_churn();
-        } else if (!strcmp(t, "maxclients")) {
-            test_maxclients();
-        } else if (!strcmp(t, "runtime-gid")) {
-            test_runtime_gid();
-        } else if (!strcmp(t, "records")) {
-            test_records();
-        } else if (!strcmp(t, "fdlimit")) {
-            test_fdlimit();
-        } else if (!strcmp(t, "hold")) {
-            test_hold();
-        } else if (!strcmp(t, "service")) {
-            service_check("service", gid_a);
-        } else {
+        for (j = 0; j < sizeof(tests) / sizeof(tests[0]); j++) {
+            if (!strcmp(t, tests[j].name)) {
+                break;
+            }
+        }
+        if (j == sizeof(tests) / sizeof(tests[0])) {
             fprintf(stderr, "mux-test: unknown test '%s'\n", t);
             return 2;
         }
+        tests[j].run();
     }
     return failures ? 1 : 0;
 }

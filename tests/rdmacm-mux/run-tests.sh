@@ -43,7 +43,11 @@ passed=0
 failed=0
 
 ok() { n=$((n + 1)); passed=$((passed + 1)); echo "ok $n - $1"; }
-notok() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $1${2:+: $2}"; }
+notok() {
+    n=$((n + 1))
+    failed=$((failed + 1))
+    echo "not ok $n - $1${2:+: $2}"
+}
 check() {
     local name=$1
     shift
@@ -187,8 +191,8 @@ renumber() {
 }
 
 mux_test_cmd() {
-    PATH=$work/bin:$PATH timeout 600 "$bin/mux-test" -a "$gid_a" -b "$gid_b" -c "$gid_c" \
-        -i "$netdev" "$sock" "$@" 2>&1
+    PATH=$work/bin:$PATH timeout 600 "$bin/mux-test" -a "$gid_a" \
+        -b "$gid_b" -c "$gid_c" -i "$netdev" "$sock" "$@" 2>&1
 }
 
 # (No process substitution: the host VM has no /dev/fd.)
@@ -312,7 +316,8 @@ mux_test churn
 alive "churn"
 mux_test maxclients
 alive "maxclients"
-if [ "$fake" != 1 ] && ip -4 addr show dev "$netdev" | grep -q "inet $gid_c/"; then
+if [ "$fake" != 1 ] &&
+    ip -4 addr show dev "$netdev" | grep -q "inet $gid_c/"; then
     notok "runtime-gid" "$gid_c is already on $netdev"
 else
     mux_test runtime-gid
