@@ -6,6 +6,7 @@
 # output (console log sections written by tests/guest/init).
 #
 # Usage: check.sh [--no-pvrdma] [--datapath] [--rxe] [--log FILE] [--timeout SEC]
+#        check.sh --console LOG --tests LIST [--ip ADDR]
 #   --no-pvrdma   vmxnet3-only boot (for a QEMU without the device): checks
 #                 that the guest, its modules and its tools work
 #   --datapath    also run the data-path tests in the same boot: real RDMA
@@ -14,6 +15,12 @@
 #   --rxe         the data-path tests on Linux Soft-RoCE (rxe0 on the
 #                 vmxnet3 interface) in a vmxnet3-only boot: checks the
 #                 harness itself (implies --datapath and --no-pvrdma)
+#   --console LOG do not boot: assert on LOG, the console log of a guest
+#                 that another script booted (QEMU's exit status in LOG.rc)
+#   --tests LIST  the tests to assert on, comma-separated (with --console;
+#                 e.g. boot,probe,rping; also peer-rc-pingpong, whose
+#                 section the other script completes with the peer's side)
+#   --ip ADDR     the guest's vmxnet3 address (pvrdma.ip; 10.0.2.15)
 #   GUEST_PVRDMA=0 in the environment is the same as --no-pvrdma,
 #   GUEST_DATAPATH=1 the same as --datapath, GUEST_DATAPATH_RXE=1 as --rxe.
 #   GUEST_DATAPATH_TIMEOUT: deadline in seconds for each data-path program
@@ -36,6 +43,9 @@ dp_timeout=${GUEST_DATAPATH_TIMEOUT:-30}
 dp_iters=${GUEST_DATAPATH_ITERS:-100}
 log=$guest_dir/logs/check.log
 timeout_s=${GUEST_TIMEOUT:-}
+console=
+only_tests=
+ip4=10.0.2.15
 while [ $# -gt 0 ]; do
     case $1 in
         --no-pvrdma) pvrdma=0; shift ;;
@@ -43,31 +53,21 @@ while [ $# -gt 0 ]; do
         --rxe) rxe=1; shift ;;
         --log) log=$2; shift 2 ;;
         --timeout) timeout_s=$2; shift 2 ;;
+        --console) console=$2; shift 2 ;;
+        --tests) only_tests=$2; shift 2 ;;
+        --ip) ip4=$2; shift 2 ;;
         -h|--help) sed -n '/^# Usage/,/^set -uo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
         *) echo "check.sh: unknown option $1" >&2; exit 2 ;;
     esac
 done
 
-ip4=10.0.2.15
-gid4=0000:0000:0000:0000:0000:ffff:0a00:020f     # ::ffff:10.0.2.15
+# the RoCE v2 GID of ip4 in sysfs form (::ffff:10.0.2.15: ...:ffff:0a00:020f)
+gid4=$(echo "$ip4" | awk -F. '{ printf "0000:0000:0000:0000:0000:ffff:%02x%02x:%02x%02x", $1, $2, $3, $4 }')
 
-npass=0
-nfail=0
-pass() { echo "PASS: $1"; npass=$((npass + 1)); }
-fail() {
-    echo "FAIL: $1"
-    shift
-    local l
-    printf '%s\n' "$@" | while IFS= read -r l; do
-        [ -n "$l" ] && printf '#   %s\n' "$l"
-    done
-    nfail=$((nfail + 1))
-}
-finish() {
-    echo "guest: $npass passed, $nfail failed"
-    [ "$nfail" = 0 ]
-    exit $?
-}
+# pass, fail (tests/guest/lib.sh)
+# shellcheck source=lib.sh
+. "$here/lib.sh"
+finish() { verdict_summary guest; }
 
 # The data-path tests, named after their programs, and the guest's
 # scenario (= console section) behind each.
@@ -103,8 +103,18 @@ if [ "$datapath" = 1 ]; then
     [ -n "$timeout_s" ] || timeout_s=$((300 + ${#dp_tests[@]} * (dp_timeout + 10)))
 fi
 [ -n "$timeout_s" ] || timeout_s=300
+if [ -n "$console" ]; then
+    [ -n "$only_tests" ] || { echo "check.sh: --console wants --tests" >&2; exit 2; }
+    IFS=, read -r -a tests <<<"$only_tests"
+    log=$console
+    runerr=/dev/null
+    run_rc=$(cat "$log.rc" 2>/dev/null || echo '?')
+fi
 
 # --- boot the guest ---------------------------------------------------------
+if [ -n "$console" ]; then
+    [ -s "$log" ] || { for t in "${tests[@]}"; do fail "$t" "no console log $log"; done; finish; }
+else
 mkdir -p "$(dirname "$log")"
 rm -f "$log" "$log.rc"
 runerr=$guest_dir/logs/check.run-guest.err
@@ -119,14 +129,17 @@ if [ ! -s "$log" ]; then
     for t in "${tests[@]}"; do fail "$t" "guest not booted: $reason"; done
     finish
 fi
+fi
 clean=$log.txt
 tr -d '\r' <"$log" >"$clean"
 qemu_rc=$(cat "$log.rc" 2>/dev/null || echo '?')
 
 # section NAME: the raw output between GUEST-BEGIN: NAME and GUEST-END: NAME
+# (always status 0: under pipefail, "section X | grep -q" would otherwise
+# fail whenever grep stops reading early and awk dies of SIGPIPE)
 section() {
     awk -v n="$1" '$0 == "GUEST-BEGIN: " n { on = 1; next }
-                   $0 == "GUEST-END: " n { on = 0 } on' "$clean"
+                   $0 == "GUEST-END: " n { on = 0 } on' "$clean" || true
 }
 # guest_result NAME: the guest's own GUEST-RESULT line for NAME
 guest_result() { grep -m1 "^GUEST-RESULT: $1 " "$clean" || echo "(no GUEST-RESULT for $1)"; }
@@ -470,6 +483,9 @@ t_ib_send_lat_ud() { dp ib-send-lat-ud ib_send_lat_ud chk_perf lat 2 both; }
 t_ib_write_lat() { dp ib-write-lat ib_write_lat chk_perf lat 2 both; }
 t_ib_read_lat() { dp ib-read-lat ib_read_lat chk_perf lat 2 client; }
 t_rping() { dp rping rping chk_rping; }
+# The guest's client against a peer outside it (slow.sh: the lane-3 host
+# VM); the script that ran the peer adds its side as "--- server".
+t_peer_rc_pingpong() { dp peer-rc-pingpong peer_rc_pingpong chk_pingpong; }
 t_nvmeof_rdma() {
     local f=$nfail
     dp nvmeof-rdma nvmeof_rdma chk_nvmeof

@@ -109,3 +109,25 @@ pack_initramfs() {
         cpio --null -o -H newc --quiet -R 0:0) | gzip -6 >"$out.tmp" &&
         mv "$out.tmp" "$out"
 }
+
+# The verdicts of a test driver: "PASS: name", or "FAIL: name" followed by
+# its reasons, one "#   " line each (empty ones skipped); counted in
+# npass and nfail.  verdict_summary LANE prints "LANE: N passed, N failed"
+# and exits 0 only if nothing failed.
+npass=0
+nfail=0
+pass() { echo "PASS: $1"; npass=$((npass + 1)); }
+fail() {
+    local l
+    echo "FAIL: $1"
+    shift
+    printf '%s\n' "$@" | while IFS= read -r l; do
+        [ -z "$l" ] || printf '#   %s\n' "$l"
+    done
+    nfail=$((nfail + 1))
+}
+verdict_summary() {
+    echo "$1: $npass passed, $nfail failed"
+    [ "$nfail" = 0 ]
+    exit $?
+}
