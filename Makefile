@@ -3,6 +3,9 @@
 #   make            install build dependencies, fetch QEMU 10.0 from Debian,
 #                   build qemu-system-x86_64 with -device pvrdma
 #   make check      build and run every test lane that runs on this machine
+#   make check-slow the ibverbs backend end to end: a guest nested in a TCG
+#                   host VM with Soft-RoCE, on -device pvrdma,ibdev=rxe0
+#                   (tests/hostvm; 10-20 minutes)
 #   make run        boot a Debian guest with the device, show ibv_devinfo and
 #                   run an RDMA ping-pong on it
 #   make bench      pvrdma against Linux Soft-RoCE (rxe) in one TCG guest boot,
@@ -60,6 +63,10 @@ check-guest: build
 	@bash scripts/apt-setup.sh $(GUEST_DEPS)
 	@bash scripts/check.sh $(TOP) $(BUILD) guest
 
+check-slow: build
+	@bash scripts/apt-setup.sh $(GUEST_DEPS) libibumad-dev python3
+	@bash tests/hostvm/slow.sh
+
 run: build
 	@bash scripts/apt-setup.sh $(GUEST_DEPS)
 	@bash tests/guest/run.sh $(QEMU) $(BUILD)/guest
@@ -73,7 +80,8 @@ bench-mr:
 	@bash tests/bench/mr-reg-bench.sh
 
 clean:
-	rm -rf $(BUILD)/qemu $(BUILD)/qemu-asan $(BUILD)/guest $(BUILD)/bench
+	rm -rf $(BUILD)/qemu $(BUILD)/qemu-asan $(BUILD)/guest $(BUILD)/bench \
+		$(BUILD)/hostvm
 
 distclean:
 	rm -rf $(BUILD)
