@@ -19,6 +19,7 @@
 #include "qapi/error.h"
 #include "qemu/error-report.h"
 #include "qemu/log.h"
+#include "system/runstate.h"
 #include "qemu/units.h"
 #include "rdma_ibv.h"
 #include "hw/rdma/trace.h"
@@ -312,6 +313,9 @@ static void rdma_ibv_mad_event(void *opaque, QEMUChrEvent event)
         }
         break;
     case CHR_EVENT_CLOSED:
+        if (runstate_check(RUN_STATE_SHUTDOWN)) {
+            break;      /* QEMU itself is closing the socket */
+        }
         warn_report("pvrdma: lost the connection to rdmacm-mux; RDMA-CM "
                     "connections cannot be set up until it is back");
         g_byte_array_set_size(ibv->mad_in, 0);
