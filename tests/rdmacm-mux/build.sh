@@ -7,8 +7,6 @@
 # Usage: build.sh OUTDIR
 #   OUTDIR/rdmacm-mux       the daemon
 #   OUTDIR/mux-test         the test client (run-tests.sh)
-#   OUTDIR/rdmacm-mux-fake  the daemon over fake-umad.c and a GID table in
-#                           $FAKE_UMAD_SYSFS, for machines without RDMA
 # Environment: CFLAGS_EXTRA     added to the compiler flags (e.g. -fsanitize=)
 set -euo pipefail
 
@@ -36,8 +34,4 @@ gcc "${cflags[@]}" "${extra[@]}" -o "$out/rdmacm-mux" \
     "$src/main.c" "$src/client.c" "$src/port.c" "$src/route.c" -libumad
 gcc "${cflags[@]}" "${extra[@]}" -I "$src" -o "$out/mux-test" \
     "$here/mux-test.c"
-gcc "${cflags[@]}" "${extra[@]}" -DMUX_SYSFS_IB='getenv("FAKE_UMAD_SYSFS")' \
-    -o "$out/rdmacm-mux-fake" "$src/main.c" "$src/client.c" "$src/port.c" \
-    "$src/route.c" "$here/fake-umad.c"
-printf '[rdmacm-mux] built rdmacm-mux, rdmacm-mux-fake and mux-test in %s\n' \
-    "$out"
+printf '[rdmacm-mux] built rdmacm-mux and mux-test in %s\n' "$out"

@@ -8,16 +8,11 @@
 #
 # Usage: run-tests.sh BINDIR      (BINDIR from tests/rdmacm-mux/build.sh)
 #
-# With MUX_FAKE=1 it runs anywhere, without RDMA, root or a VM: the daemon
-# is rdmacm-mux-fake (fake-umad.c loops MADs back as rxe does) over a GID
-# table that this script writes, and a stand-in "ip" edits that table.
-#
 # Environment:
 #   MUX_DEV, MUX_PORT   the port (rxe0, 1)
 #   MUX_GID_A/B/C       the GIDs of clients A and B, and an address to add
 #                       at run time (10.0.2.15, 10.0.2.16, 10.0.2.17)
 #   MUX_VALGRIND=1      run the daemon under valgrind, and check its report
-#   MUX_FAKE=1          see above
 #
 # Prints "ok N - name" / "not ok N - name: why" and, last,
 # "mux: N passed, N failed"; exits 1 if anything failed.
@@ -30,7 +25,6 @@ gid_a=${MUX_GID_A:-10.0.2.15}
 gid_b=${MUX_GID_B:-10.0.2.16}
 gid_c=${MUX_GID_C:-10.0.2.17}
 valgrind=${MUX_VALGRIND:-0}
-fake=${MUX_FAKE:-0}
 
 work=$(mktemp -d /tmp/rdmacm-mux-test.XXXXXX)
 prefix=$work/mux
@@ -73,11 +67,6 @@ trap finish EXIT
 
 daemon=$bin/rdmacm-mux
 sysroot=/sys/class/infiniband
-if [ "$fake" = 1 ]; then
-    daemon=$bin/rdmacm-mux-fake
-    sysroot=$work/sysfs
-    export FAKE_UMAD_SYSFS=$sysroot
-fi
 
 daemon_cmd() {
     if [ "$valgrind" = 1 ]; then
@@ -87,53 +76,6 @@ daemon_cmd() {
     else
         echo "$daemon"
     fi
-}
-
-# The sysfs GID notation of an IPv4 address's GID ::ffff:a.b.c.d.
-ipv4_gid() {
-    local IFS=.
-    # shellcheck disable=SC2086
-    set -- $1
-    printf '0000:0000:0000:0000:0000:ffff:%02x%02x:%02x%02x' "$1" "$2" "$3" "$4"
-}
-
-# A port like rxe0's on eth0 (fe80::, 10.0.2.15, 10.0.2.16, as v1 and v2
-# entries), and an "ip" that adds and removes an address's two entries.
-make_fake_port() {
-    local p=$sysroot/$dev/ports/$port i g
-    mkdir -p "$p/gids" "$p/gid_attrs/types" "$p/gid_attrs/ndevs" "$work/bin"
-    echo "4: ACTIVE" >"$p/state"
-    echo eth0 >"$p/gid_attrs/ndevs/0"
-    i=0
-    for g in fe80:0000:0000:0000:5054:00ff:fe12:3456 "$(ipv4_gid "$gid_a")" \
-        "$(ipv4_gid "$gid_b")"; do
-        echo "$g" >"$p/gids/$i"
-        echo "IB/RoCE v1" >"$p/gid_attrs/types/$i"
-        echo "$g" >"$p/gids/$((i + 1))"
-        echo "RoCE v2" >"$p/gid_attrs/types/$((i + 1))"
-        i=$((i + 2))
-    done
-    for i in $(seq "$i" 15); do
-        echo 0000:0000:0000:0000:0000:0000:0000:0000 >"$p/gids/$i"
-    done
-    cat >"$work/bin/ip" <<EOS
-#!/usr/bin/env bash
-# Fake "ip addr add|del A.B.C.D/N dev D": entries 8 (v1) and 9 (v2).
-set -e
-. "$work/ipv4_gid.sh"
-p=$p
-if [ "\$2" = add ]; then
-    g=\$(ipv4_gid "\${3%/*}")
-    echo "\$g" >"\$p/gids/8"; echo "IB/RoCE v1" >"\$p/gid_attrs/types/8"
-    echo "\$g" >"\$p/gids/9"; echo "RoCE v2" >"\$p/gid_attrs/types/9"
-else
-    rm -f "\$p/gid_attrs/types/8" "\$p/gid_attrs/types/9"
-    echo 0000:0000:0000:0000:0000:0000:0000:0000 >"\$p/gids/8"
-    echo 0000:0000:0000:0000:0000:0000:0000:0000 >"\$p/gids/9"
-fi
-EOS
-    declare -f ipv4_gid >"$work/ipv4_gid.sh"
-    chmod +x "$work/bin/ip"
 }
 
 # Starts the daemon in the background and waits for its socket; with an
@@ -191,7 +133,7 @@ renumber() {
 }
 
 mux_test_cmd() {
-    PATH=$work/bin:$PATH timeout 600 "$bin/mux-test" -a "$gid_a" \
+    timeout 600 "$bin/mux-test" -a "$gid_a" \
         -b "$gid_b" -c "$gid_c" -i "$netdev" "$sock" "$@" 2>&1
 }
 
@@ -218,18 +160,17 @@ run_daemon() {
 
 # --- preconditions --------------------------------------------------------
 
-[ "$fake" = 1 ] && make_fake_port
 if [ ! -d "$sysroot/$dev/ports/$port" ]; then
     notok "setup-port-exists" "no $dev port $port here (not in the host VM?)"
     exit
 fi
-if [ "$fake" != 1 ] && grep -q '^ib_cm ' /proc/modules; then
+if grep -q '^ib_cm ' /proc/modules; then
     notok "setup-no-ib_cm" "ib_cm is loaded: it holds the CM class"
     exit
 fi
 netdev=$(cat "$sysroot/$dev/ports/$port/gid_attrs/ndevs/0" 2>/dev/null ||
     echo eth0)
-ok "setup ($dev port $port on $netdev$([ "$fake" = 1 ] && echo ", fake"))"
+ok "setup ($dev port $port on $netdev)"
 
 # --- test 4 (first, before a daemon runs): command line and refusals ------
 
@@ -294,11 +235,12 @@ run_daemon -d "$dev" -p "$port" -s "$prefix"
 expect_out "second-daemon-same-socket-refused" 1 "is in use"
 check "live-socket-kept" [ -S "$sock" ]
 
-# A second agent for the CM class is refused by the kernel, as ib_cm
-# would be; the fake umad is told to refuse as the kernel does (EINVAL).
-FAKE_UMAD_REGISTER_ERRNO=22 run_daemon -d "$dev" -p "$port" -s "$work/other"
+# A second agent for the CM class on the port, here a second daemon under
+# another socket path, is refused by the kernel (ib_mad: the class's SEND
+# method is in use, EINVAL), as it would be with ib_cm loaded.
+run_daemon -d "$dev" -p "$port" -s "$work/other"
 expect_out "second-daemon-umad-refused" 1 "cannot register for CM MADs" \
-    "ib_cm"
+    "Invalid argument" "ib_cm" "another rdmacm-mux runs on this port"
 check "second-daemon-left-no-socket" [ ! -e "$work/other-$dev-$port" ]
 alive "refusals"
 
@@ -316,12 +258,11 @@ mux_test churn
 alive "churn"
 mux_test maxclients
 alive "maxclients"
-if [ "$fake" != 1 ] &&
-    ip -4 addr show dev "$netdev" | grep -q "inet $gid_c/"; then
+if ip -4 addr show dev "$netdev" | grep -q "inet $gid_c/"; then
     notok "runtime-gid" "$gid_c is already on $netdev"
 else
     mux_test runtime-gid
-    PATH=$work/bin:$PATH ip addr del "$gid_c/24" dev "$netdev" 2>/dev/null
+    ip addr del "$gid_c/24" dev "$netdev" 2>/dev/null
     alive "runtime-gid"
 fi
 mux_test records
