@@ -440,6 +440,13 @@ PvrdmaQpAttr rc_attrs(void)
     a.ah_attr.port_num = 1;
     a.ah_attr.ah_flags = 1;
     memset(a.ah_attr.grh.dgid.raw, 0x5a, 16);
+    if (pv_ibverbs()) {
+        /* A host device resolves the destination: ::ffff:10.0.2.15 */
+        static const uint8_t dgid[16] = { [10] = 0xff, [11] = 0xff,
+                                          10, 0, 2, 15 };
+
+        memcpy(a.ah_attr.grh.dgid.raw, dgid, 16);
+    }
     memcpy(a.ah_attr.dmac, "\x52\x54\x00\xab\xcd\xef", 6);
     return a;
 }
