@@ -3,9 +3,11 @@
 #
 # Run the test lanes and sum them up (make check).
 #   check.sh <project-dir> <build-dir> [lane...]
-# Lanes: abi, qtest (plain build), qtest-asan (AddressSanitizer and
-# LeakSanitizer build), guest (real Debian guest with the unmodified
-# vmw_pvrdma driver).  Each lane prints "<lane>: N passed, N failed"; the
+# Lanes: abi, unit (modules built outside QEMU), qtest (plain build),
+# qtest-asan (AddressSanitizer and LeakSanitizer build), guest (real Debian
+# guest with the unmodified vmw_pvrdma driver), rxe (lane 3: in a TCG host
+# VM with Linux Soft-RoCE rxe0, the rdmacm-mux tests, lane "mux", and the
+# qtests on ibdev=rxe0, lane "qtest-rxe").  Each lane prints "<lane>: N passed, N failed"; the
 # last line is the sum over all lanes, "N passed, N failed".
 set -uo pipefail
 
@@ -13,7 +15,7 @@ top=$(cd "$1" && pwd)
 build=$(cd "$2" && pwd)
 shift 2
 lanes=("$@")
-[ ${#lanes[@]} -gt 0 ] || lanes=(abi qtest qtest-asan guest)
+[ ${#lanes[@]} -gt 0 ] || lanes=(abi unit qtest qtest-asan guest rxe)
 
 total_pass=0
 total_fail=0
@@ -68,17 +70,42 @@ run_qtest() {
     count "$lane" "$out"
 }
 
+# A lane that is one script: its log, the lines worth showing, its sum.
+run_script() {
+    local lane=$1 show=$2 what=$3 out=$logdir/$1.log
+    shift 3
+    echo "== $lane: $what"
+    bash "$@" > "$out" 2>&1
+    grep -E "$show" "$out" | grep -v "^$lane:" | sed 's/^/  /'
+    grep -E "^$lane:" "$out"
+    count "$lane" "$out"
+}
+
 for lane in "${lanes[@]}"; do
     case $lane in
     abi)
-        echo "== abi: pvrdma_abi.h against the kernel's headers"
-        bash "$top/tests/abi/pvrdma-abi-check.sh" "$build/abi" > "$logdir/abi.log" 2>&1
-        grep -E '^(FAIL|abi:|checked)' "$logdir/abi.log" | sed 's/^/  /'
-        grep -E '^abi:' "$logdir/abi.log"
-        count abi "$logdir/abi.log"
+        run_script abi '^(FAIL|abi:|checked)' \
+            "pvrdma_abi.h against the kernel's headers" \
+            "$top/tests/abi/pvrdma-abi-check.sh" "$build/abi"
+        ;;
+    unit)
+        run_script unit '^(ok|not ok)' "hw/rdma modules outside QEMU" \
+            "$top/tests/unit/run.sh" "$build/unit"
         ;;
     qtest)
         run_qtest qtest "$build/qemu/qemu-system-x86_64"
+        ;;
+    rxe)
+        echo "== rxe: host VM with Soft-RoCE rxe0: rdmacm-mux and the qtests on ibdev=rxe0"
+        bash "$top/tests/rdmacm-mux/build.sh" "$build/rdmacm-mux" \
+            > "$logdir/rxe.log" 2>&1
+        bash "$top/tests/hostvm/run-hostvm.sh" --timeout 2400 -- \
+            "$top/tests/hostvm/lane3.sh" "$build/rdmacm-mux" "$build/qemu" \
+            >> "$logdir/rxe.log" 2>&1
+        grep -E '^(ok|not ok)|^\[hostvm\] error' "$logdir/rxe.log" | sed 's/^/  /'
+        grep -E '^(mux|qtest-rxe):' "$logdir/rxe.log"
+        count mux "$logdir/rxe.log"
+        count qtest-rxe "$logdir/rxe.log"
         ;;
     qtest-asan)
         run_qtest qtest-asan "$build/qemu-asan/qemu-system-x86_64"

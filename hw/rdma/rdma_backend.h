@@ -53,6 +53,12 @@ typedef struct RdmaBackendOps {
     int (*modify_qp)(RdmaBackend *be, RdmaQp *qp, uint32_t mask,
                      const RdmaQpAttr *attr);
     void (*destroy_qp)(RdmaBackend *be, RdmaQp *qp);
+    /*
+     * Optional: the state of the backend's own QP (RdmaQpState), or -1.
+     * A host device can take a QP to ERR without telling (rxe does, for a
+     * responder error); the core catches up before it reports the state.
+     */
+    int (*qp_state)(RdmaBackend *be, RdmaQp *qp);
     int (*create_srq)(RdmaBackend *be, RdmaSrq *srq);
     int (*modify_srq)(RdmaBackend *be, RdmaSrq *srq);
     void (*destroy_srq)(RdmaBackend *be, RdmaSrq *srq);

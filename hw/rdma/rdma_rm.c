@@ -1179,6 +1179,22 @@ bool rdma_rm_gid_is_local(RdmaResources *rm, const uint8_t *gid)
     return false;
 }
 
+/* Catch up with a backend QP that failed on its own (qp_state op). */
+static void rdma_rm_qp_sync(RdmaResources *rm, RdmaQp *qp)
+{
+    int st;
+
+    if (!rm->backend->ops->qp_state) {
+        return;
+    }
+    st = rm->backend->ops->qp_state(rm->backend, qp);
+    if (st == RDMA_QPS_ERR) {
+        rdma_rm_qp_error(rm, qp, RDMA_EVENT_NONE);
+    } else if (st == RDMA_QPS_SQE && qp->attr.qp_state == RDMA_QPS_RTS) {
+        rdma_rm_qp_send_error(rm, qp, RDMA_EVENT_NONE);
+    }
+}
+
 int rdma_rm_query_qp(RdmaResources *rm, uint32_t handle, RdmaQpAttr *attr,
                      RdmaQpCap *cap)
 {
@@ -1187,6 +1203,7 @@ int rdma_rm_query_qp(RdmaResources *rm, uint32_t handle, RdmaQpAttr *attr,
     if (!qp) {
         return rdma_rm_reject("query_qp", -EINVAL, "invalid QP");
     }
+    rdma_rm_qp_sync(rm, qp);
     *attr = qp->attr;
     attr->cur_qp_state = qp->attr.qp_state;
     *cap = qp->cap;

@@ -820,6 +820,7 @@ static const RdmaBackendOps rdma_ibv_ops = {
     .recv_posted = rdma_ibv_recv_posted,
     .flush_qp = rdma_ibv_flush_qp,
     .destroy_qp = rdma_ibv_destroy_qp,
+    .qp_state = rdma_ibv_qp_state,
     .create_srq = rdma_ibv_create_srq,
     .modify_srq = rdma_ibv_modify_srq,
     .destroy_srq = rdma_ibv_destroy_srq,

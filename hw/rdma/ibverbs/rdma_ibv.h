@@ -133,6 +133,7 @@ struct ibv_ah *rdma_ibv_ah(RdmaIbv *ibv, RdmaPd *pd, const uint8_t *dgid,
 void rdma_ibv_post_send(RdmaBackend *be, RdmaQp *qp, const RdmaSendWr *wr);
 void rdma_ibv_recv_posted(RdmaBackend *be, RdmaQp *qp, RdmaSrq *srq);
 void rdma_ibv_flush_qp(RdmaBackend *be, RdmaQp *qp);
+int rdma_ibv_qp_state(RdmaBackend *be, RdmaQp *qp);
 bool rdma_ibv_comp_start(RdmaIbv *ibv, Error **errp);
 void rdma_ibv_comp_stop(RdmaIbv *ibv);
 void rdma_ibv_async_event(void *opaque);

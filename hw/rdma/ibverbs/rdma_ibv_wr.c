@@ -373,13 +373,30 @@ static RdmaWcStatus rdma_ibv_wc_status(enum ibv_wc_status st)
  */
 static void rdma_ibv_qp_failed(RdmaQp *qp, bool send)
 {
-    RdmaQpState next = send && qp->type == RDMA_QPT_UD ? RDMA_QPS_SQE
-                                                       : RDMA_QPS_ERR;
-
-    if (qp->attr.qp_state != RDMA_QPS_ERR && qp->attr.qp_state != next) {
-        trace_rdma_rm_qp_state(qp->qpn, qp->attr.qp_state, next);
-        qp->attr.qp_state = next;
+    /*
+     * A UD send error takes the QP to SQE by the IBA, to ERR on rxe: the
+     * host's state is read when the guest asks (rdma_ibv_qp_state).
+     */
+    if (send && qp->type == RDMA_QPT_UD) {
+        return;
     }
+    if (qp->attr.qp_state != RDMA_QPS_ERR) {
+        trace_rdma_rm_qp_state(qp->qpn, qp->attr.qp_state, RDMA_QPS_ERR);
+        qp->attr.qp_state = RDMA_QPS_ERR;
+    }
+}
+
+int rdma_ibv_qp_state(RdmaBackend *be, RdmaQp *qp)
+{
+    RdmaIbvQp *iqp = qp->be;
+    struct ibv_qp_init_attr init;
+    struct ibv_qp_attr a;
+
+    if (!iqp->qp || ibv_query_qp(iqp->qp, &a, IBV_QP_STATE, &init)) {
+        return -1;
+    }
+    /* IBV_QPS_* are our RDMA_QPS_* */
+    return a.qp_state;
 }
 
 static void rdma_ibv_complete(RdmaIbv *ibv, const struct ibv_wc *hwc)

@@ -178,8 +178,10 @@ static void pvrdma_fill_caps(PvrdmaState *s, PvrdmaDeviceCaps *c)
     c->phys_port_cnt = 1;
     c->mode = PVRDMA_DEVICE_MODE_ROCE;
     c->atomic_ops = PVRDMA_ATOMIC_OP_COMP_SWAP | PVRDMA_ATOMIC_OP_FETCH_ADD;
-    c->bmme_flags = PVRDMA_BMME_FLAG_LOCAL_INV | PVRDMA_BMME_FLAG_REMOTE_INV |
-                    PVRDMA_BMME_FLAG_FAST_REG_WR;
+    /* Fast registration only where the backend can do it (not ibverbs). */
+    c->bmme_flags = l->max_fast_reg_pages ?
+                    PVRDMA_BMME_FLAG_LOCAL_INV | PVRDMA_BMME_FLAG_REMOTE_INV |
+                    PVRDMA_BMME_FLAG_FAST_REG_WR : 0;
     /* A driver older than version 18 only knows RoCE v1. */
     c->gid_types = s->driver_version < PVRDMA_VERSION_ROCEV2 ?
                    PVRDMA_GID_TYPE_FLAG_ROCE_V1 : PVRDMA_GID_TYPE_FLAG_ROCE_V2;
