@@ -1033,6 +1033,69 @@ static void test_order_doorbells(void)
     pv_stop(pv);
 }
 
+/* The ibverbs backend's realize errors */
+
+/*
+ * Start QEMU with @args and expect it to refuse them at realize: exit
+ * status 1 and a message on stderr that contains @want.
+ */
+static void expect_realize_error(const char *args, const char *want)
+{
+    g_autofree char *cmd = g_strdup_printf(
+        "%s -M pc -nodefaults -display none -S "
+        "-device vmxnet3,addr=10.0,multifunction=on %s",
+        g_getenv("QTEST_QEMU_BINARY"), args);
+    g_autofree char *out = NULL, *err = NULL;
+    g_auto(GStrv) argv = NULL;
+    int status;
+
+    g_assert(g_shell_parse_argv(cmd, NULL, &argv, NULL));
+    g_assert(g_spawn_sync(NULL, argv, NULL, G_SPAWN_DEFAULT, NULL, NULL,
+                          &out, &err, &status, NULL));
+    if (!strstr(err, want)) {
+        g_test_message("stderr of %s:\n%s", cmd, err);
+    }
+    g_assert_nonnull(strstr(err, want));
+    g_assert_true(WIFEXITED(status));
+    g_assert_cmpint(WEXITSTATUS(status), ==, 1);
+}
+
+#define SHARED_RAM "-m 128M -object memory-backend-memfd,id=m,size=128M," \
+                   "share=on -machine memory-backend=m "
+
+static void test_ibverbs_realize_errors(void)
+{
+    const char *ibdev = g_getenv("PVRDMA_QTEST_IBDEV");
+    const char *netdev = g_getenv("PVRDMA_QTEST_NETDEV");
+    g_autofree char *args = NULL;
+
+    expect_realize_error("-device pvrdma,addr=10.1,ibdev=rxe0",
+                         "needs netdev=");
+    /* Private RAM cannot be aliased for ibv_reg_mr. */
+    expect_realize_error("-device pvrdma,addr=10.1,ibdev=rxe0,netdev=eth0",
+                         "memory-backend-memfd");
+    expect_realize_error(SHARED_RAM "-device pvrdma,addr=10.1,"
+                         "ibdev=nosuch9,netdev=eth0",
+                         "ibdev=nosuch9: no such RDMA device; devices found:");
+    if (!pv_ibverbs()) {
+        return;     /* the rest needs a host RDMA device */
+    }
+    args = g_strdup_printf(SHARED_RAM "-device pvrdma,addr=10.1,ibdev=%s,"
+                           "netdev=%s,ibport=9", ibdev, netdev);
+    expect_realize_error(args, "ibport=9");
+    g_free(args);
+    args = g_strdup_printf(SHARED_RAM "-device pvrdma,addr=10.1,ibdev=%s,"
+                           "netdev=%s", ibdev, netdev);
+    expect_realize_error(args, "needs mad-chardev=");
+    g_free(args);
+    /* A chardev that waits to reconnect is not connected to rdmacm-mux. */
+    args = g_strdup_printf(SHARED_RAM "-chardev socket,id=mads,"
+                           "path=/nonexistent/rdmacm-mux,reconnect-ms=1000 "
+                           "-device pvrdma,addr=10.1,ibdev=%s,netdev=%s,"
+                           "mad-chardev=mads", ibdev, netdev);
+    expect_realize_error(args, "not connected to rdmacm-mux");
+}
+
 /* Named regression tests for the defects of the removed device */
 
 static void test_cve_2018_20123_realize_failure(void)
@@ -1282,6 +1345,8 @@ int main(int argc, char **argv)
     qtest_add_func("/pvrdma/order/system-reset", test_order_system_reset);
     qtest_add_func("/pvrdma/order/hot-unplug", test_order_hot_unplug);
     qtest_add_func("/pvrdma/order/doorbells", test_order_doorbells);
+    qtest_add_func("/pvrdma/ibverbs/realize-errors",
+                   test_ibverbs_realize_errors);
     qtest_add_func("/pvrdma/regression/cve-2018-20123-realize-leak",
                    test_cve_2018_20123_realize_failure);
     qtest_add_func("/pvrdma/regression/cve-2018-20125-ring-page-count",
