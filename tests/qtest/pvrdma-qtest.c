@@ -470,6 +470,15 @@ uint32_t gid_unbind(Pv *pv, uint32_t index, uint8_t fill)
     return CMD_NR(pv, c);
 }
 
+uint32_t gid_unbind_gid(Pv *pv, uint32_t index, const uint8_t *gid)
+{
+    PvrdmaCmdDestroyBind c = { .hdr.cmd = PVRDMA_CMD_DESTROY_BIND,
+                               .index = index };
+
+    memcpy(c.dest_gid, gid, 16);
+    return CMD_NR(pv, c);
+}
+
 /* Data path */
 
 uint64_t pv_ring_slot(const PvRing *r, uint32_t idx)

@@ -192,6 +192,7 @@ uint32_t pv_cmd_quiet(Pv *pv, void *req, size_t len, void *resp,
                       size_t resp_len);
 
 uint32_t gid_bind_gid(Pv *pv, uint32_t index, const uint8_t *gid);
+uint32_t gid_unbind_gid(Pv *pv, uint32_t index, const uint8_t *gid);
 uint32_t dma_mr(Pv *pv, uint32_t pd, uint32_t access);
 
 PvCq *pv_cq_new(Pv *pv, uint32_t cqe);

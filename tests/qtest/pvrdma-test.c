@@ -19,6 +19,7 @@
 #include "qemu/osdep.h"
 #include "qemu/host-utils.h"
 #include "hw/pci/pci_regs.h"
+#include "qobject/qnum.h"
 #include "pvrdma-qtest.h"
 
 /*
@@ -1033,6 +1034,78 @@ static void test_order_doorbells(void)
     pv_stop(pv);
 }
 
+/* QMP: query-pvrdma and RDMA_GID_STATUS_CHANGED */
+
+/* The entry for guest GID @index in query-pvrdma's answer, or NULL. */
+static QDict *query_gid(QList *gids, uint32_t index)
+{
+    for (const QListEntry *e = qlist_first(gids); e; e = qlist_next(e)) {
+        QDict *g = qobject_to(QDict, qlist_entry_obj(e));
+
+        if (qdict_get_int(g, "index") == index) {
+            return g;
+        }
+    }
+    return NULL;
+}
+
+static void test_qmp_gids_and_counts(void)
+{
+    /* ::ffff:10.0.2.15: a GID the lane-3 host holds (index 0 in its table) */
+    static const uint8_t gid[16] = { [10] = 0xff, [11] = 0xff, 10, 0, 2, 15 };
+    Pv *pv = pv_probe();
+    QDict *resp, *info, *g, *ev;
+    QList *list;
+    uint32_t pd;
+    uint64_t iid;
+
+    g_assert_cmpuint(create_pd(pv, 0, &pd), ==, ERR_OK);
+    g_assert_cmpuint(gid_bind_gid(pv, 3, gid), ==, ERR_OK);
+    resp = qtest_qmp(pv->qts, "{'execute': 'query-pvrdma'}");
+    list = qdict_get_qlist(resp, "return");
+    g_assert_cmpint(qlist_size(list), ==, 1);
+    info = qobject_to(QDict, qlist_peek(list));
+    g_assert_cmpstr(qdict_get_str(info, "qom-path"), ==,
+                    "/machine/peripheral/rdma");
+    g_assert_cmpstr(qdict_get_str(info, "backend"), ==,
+                    pv_ibverbs() ? "ibverbs" : "soft");
+    g_assert_cmpint(qdict_get_int(info, "driver-version"), ==,
+                    PVRDMA_VERSION_QPHANDLE);
+    g_assert_cmpint(qdict_get_int(info, "pds"), ==, 1);
+    g_assert_cmpint(qdict_get_int(info, "qps"), ==, 0);
+    g = query_gid(qdict_get_qlist(info, "gids"), 3);
+    g_assert_nonnull(g);
+    g_assert_cmpstr(qdict_get_str(g, "gid"), ==, "::ffff:10.0.2.15");
+    /* Only the ibverbs backend has a host table; the lane's has the GID. */
+    g_assert_cmpint(qdict_haskey(g, "host-index"), ==, pv_ibverbs());
+    qobject_unref(resp);
+
+    if (pv_ibverbs()) {
+        /* What libvirt reads: the GID's bytes 8-15 in host byte order. */
+        memcpy(&iid, gid + 8, 8);
+        ev = qtest_qmp_eventwait_ref(pv->qts, "RDMA_GID_STATUS_CHANGED");
+        g = qdict_get_qdict(ev, "data");
+        g_assert_cmpstr(qdict_get_str(g, "netdev"), ==,
+                        g_getenv("PVRDMA_QTEST_NETDEV"));
+        g_assert_true(qdict_get_bool(g, "gid-status"));
+        g_assert_cmpuint(qnum_get_uint(qobject_to(QNum,
+                         qdict_get(g, "subnet-prefix"))), ==, 0);
+        g_assert_cmpuint(qnum_get_uint(qobject_to(QNum,
+                         qdict_get(g, "interface-id"))), ==, iid);
+        qobject_unref(ev);
+        g_assert_cmpuint(gid_unbind_gid(pv, 3, gid), ==, ERR_OK);
+        ev = qtest_qmp_eventwait_ref(pv->qts, "RDMA_GID_STATUS_CHANGED");
+        g_assert_false(qdict_get_bool(qdict_get_qdict(ev, "data"),
+                                      "gid-status"));
+        qobject_unref(ev);
+    } else {
+        /* No netdev: no host addresses to manage, no event. */
+        g_assert_null(qtest_qmp_event_ref(pv->qts,
+                                          "RDMA_GID_STATUS_CHANGED"));
+    }
+    pv_stop(pv);
+}
+
 /* The ibverbs backend's realize errors */
 
 /*
@@ -1345,6 +1418,7 @@ int main(int argc, char **argv)
     qtest_add_func("/pvrdma/order/system-reset", test_order_system_reset);
     qtest_add_func("/pvrdma/order/hot-unplug", test_order_hot_unplug);
     qtest_add_func("/pvrdma/order/doorbells", test_order_doorbells);
+    qtest_add_func("/pvrdma/qmp/gids-and-counts", test_qmp_gids_and_counts);
     qtest_add_func("/pvrdma/ibverbs/realize-errors",
                    test_ibverbs_realize_errors);
     qtest_add_func("/pvrdma/regression/cve-2018-20123-realize-leak",
