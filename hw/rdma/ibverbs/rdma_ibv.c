@@ -33,6 +33,9 @@
  */
 #define RDMA_IBV_MAX_RUNS       16384
 
+/* Host address handles kept per PD for UD sends (destinations). */
+#define RDMA_IBV_MAX_AHS        4096
+
 /* Device and port */
 
 static char *rdma_ibv_device_names(struct ibv_device **list)
@@ -322,6 +325,10 @@ struct ibv_ah *rdma_ibv_ah(RdmaIbv *ibv, RdmaPd *pd, const uint8_t *dgid,
     ah = g_hash_table_lookup(ipd->ahs, &key);
     if (ah) {
         return ah;
+    }
+    /* Each one is a host kernel object: a guest cannot have unbounded. */
+    if (g_hash_table_size(ipd->ahs) >= RDMA_IBV_MAX_AHS) {
+        return NULL;
     }
     memcpy(attr.grh.dgid.raw, dgid, 16);
     attr.grh.sgid_index = key.sgid_index;

@@ -160,7 +160,8 @@ static int rdma_ibv_post(RdmaIbv *ibv, RdmaQp *qp, const RdmaSendWr *wr)
         hwr.wr.ud.ah = rdma_ibv_ah(ibv, pd, wr->dgid, wr->sgid_index, 0);
         if (!hwr.wr.ud.ah) {
             qemu_log_mask(LOG_GUEST_ERROR, "pvrdma: QP %u: no host address "
-                          "handle for GID index %u (not in %s's table?)\n",
+                          "handle for GID index %u (not in %s's table, or "
+                          "too many destinations)\n",
                           qp->handle, wr->sgid_index, ibv->ibdev);
             return -EINVAL;
         }
