@@ -113,7 +113,7 @@ printf "%s\n" "${*@Q}" >"$job/cmdline"
 [ -n "$log" ] || log=$job/console.log
 mkdir -p "$(dirname "$log")"
 
-cmdline="console=ttyS0 panic=-1 quiet hostvm.job=$job hostvm.out=$out"
+cmdline="console=ttyS0 panic=-1 quiet hostvm.job=$job hostvm.out=$out hostvm.top=$top"
 qemu_cmd=("$qemu" -accel tcg -M pc -m "$mem" -smp "$smp"
     -nodefaults -nographic -serial stdio -monitor none -no-reboot
     "${fw[@]}"
