@@ -217,6 +217,28 @@ static void rdma_ibv_query_port(RdmaBackend *be, RdmaPortAttr *attr)
  * address to the host netdev (RDMA_GID_STATUS_CHANGED), so a miss is
  * looked up again on the next use.
  */
+/* Index of @gid in the host port's table (RoCE v2 preferred), or -1. */
+static int rdma_ibv_find_host_gid(RdmaIbv *ibv, const uint8_t *gid)
+{
+    size_t max = (size_t)ibv->port_attr.gid_tbl_len * ibv->attr.phys_port_cnt;
+    g_autofree struct ibv_gid_entry *e = g_new(struct ibv_gid_entry, max);
+    ssize_t n = ibv_query_gid_table(ibv->ctx, e, max, 0);
+    int found = -1;
+
+    /* One call reads the whole table (rxe's has 1024 entries). */
+    for (ssize_t i = 0; i < n; i++) {
+        if (e[i].port_num != ibv->port || memcmp(e[i].gid.raw, gid, 16)) {
+            continue;
+        }
+        /* The same GID is there for RoCE v1 and v2: prefer v2. */
+        if (e[i].gid_type == IBV_GID_TYPE_ROCE_V2) {
+            return e[i].gid_index;
+        }
+        found = e[i].gid_index;
+    }
+    return found;
+}
+
 int rdma_ibv_host_gid(RdmaIbv *ibv, uint8_t guest_index)
 {
     RdmaResources *rm = ibv->be.rm;
@@ -230,25 +252,7 @@ int rdma_ibv_host_gid(RdmaIbv *ibv, uint8_t guest_index)
         return -1;
     }
     if (ibv->host_gid[guest_index] < 0) {
-        int fallback = -1;
-
-        for (int i = 0; i < ibv->port_attr.gid_tbl_len; i++) {
-            struct ibv_gid_entry e;
-
-            if (ibv_query_gid_ex(ibv->ctx, ibv->port, i, &e, 0) ||
-                memcmp(e.gid.raw, g->gid, 16)) {
-                continue;
-            }
-            /* The same GID is there for RoCE v1 and v2: prefer v2. */
-            if (e.gid_type == IBV_GID_TYPE_ROCE_V2) {
-                ibv->host_gid[guest_index] = i;
-                break;
-            }
-            fallback = i;
-        }
-        if (ibv->host_gid[guest_index] < 0) {
-            ibv->host_gid[guest_index] = fallback;
-        }
+        ibv->host_gid[guest_index] = rdma_ibv_find_host_gid(ibv, g->gid);
         trace_rdma_ibv_gid(guest_index, ibv->host_gid[guest_index]);
     }
     return ibv->host_gid[guest_index];
@@ -367,7 +371,7 @@ static void rdma_ibv_destroy_pd(RdmaBackend *be, RdmaPd *pd)
     pd->be = NULL;
 }
 
-static RdmaIbvPd *rdma_ibv_pd(RdmaIbv *ibv, uint32_t pd_handle)
+RdmaIbvPd *rdma_ibv_pd(RdmaIbv *ibv, uint32_t pd_handle)
 {
     RdmaPd *pd = rdma_rm_get(ibv->be.rm, RDMA_RES_PD, pd_handle);
 
@@ -747,8 +751,10 @@ static int rdma_ibv_create_mr(RdmaBackend *be, RdmaMr *mr)
         return ret;
     }
     mr->be = imr;
-    /* A PD's DMA MRs share a key; the lookup finds any of them. */
-    g_hash_table_insert(ibv->mrs, GUINT_TO_POINTER(mr->lkey), mr);
+    /* MAD SGEs find user MRs here, DMA MRs by their PD's key. */
+    if (imr->mr) {
+        g_hash_table_insert(ibv->mrs, GUINT_TO_POINTER(mr->lkey), mr);
+    }
     return 0;
 }
 
@@ -757,10 +763,8 @@ static void rdma_ibv_destroy_mr(RdmaBackend *be, RdmaMr *mr)
     RdmaIbv *ibv = rdma_ibv(be);
     RdmaIbvMr *imr = mr->be;
 
-    if (g_hash_table_lookup(ibv->mrs, GUINT_TO_POINTER(mr->lkey)) == mr) {
-        g_hash_table_remove(ibv->mrs, GUINT_TO_POINTER(mr->lkey));
-    }
     if (imr->mr) {
+        g_hash_table_remove(ibv->mrs, GUINT_TO_POINTER(mr->lkey));
         ibv_dereg_mr(imr->mr);
         rdma_ibv_unmap(&imr->map);
     } else {
@@ -769,18 +773,6 @@ static void rdma_ibv_destroy_mr(RdmaBackend *be, RdmaMr *mr)
         if (!--ipd->dma_refs) {
             ibv_dereg_mr(ipd->dma_mr);
             ipd->dma_mr = NULL;
-        } else {
-            /* Another DMA MR of the PD keeps the key valid. */
-            for (uint32_t h = 0; h < be->rm->tables[RDMA_RES_MR].size; h++) {
-                RdmaMr *o = be->rm->tables[RDMA_RES_MR].slots[h];
-
-                if (o && o != mr && o->kind == RDMA_MR_DMA &&
-                    o->pd_handle == mr->pd_handle) {
-                    g_hash_table_insert(ibv->mrs, GUINT_TO_POINTER(o->lkey),
-                                        o);
-                    break;
-                }
-            }
         }
     }
     g_free(imr);

@@ -102,7 +102,7 @@ struct RdmaIbv {
     GHashTable *cqs;                /* id -> RdmaIbvCq (under the BQL) */
     uint64_t next_cq_id;
     GHashTable *qps;                /* host QPN -> RdmaQp */
-    GHashTable *mrs;                /* host lkey -> RdmaMr */
+    GHashTable *mrs;                /* host lkey -> RdmaMr (user MRs) */
 
     GArray *slots;                  /* RdmaIbvSlot */
     GArray *free_slots;             /* uint32_t indexes into slots */
@@ -125,6 +125,7 @@ static inline RdmaIbv *rdma_ibv(RdmaBackend *be)
 }
 
 /* rdma_ibv.c */
+RdmaIbvPd *rdma_ibv_pd(RdmaIbv *ibv, uint32_t pd_handle);
 int rdma_ibv_host_gid(RdmaIbv *ibv, uint8_t guest_index);
 struct ibv_ah *rdma_ibv_ah(RdmaIbv *ibv, RdmaPd *pd, const uint8_t *dgid,
                            uint8_t sgid_index, uint8_t hop_limit);

@@ -105,21 +105,26 @@ void rdma_ibv_mad_gid(RdmaIbv *ibv, const uint8_t *gid, bool add)
 static bool rdma_ibv_sge_rw(RdmaIbv *ibv, RdmaQp *qp, const RdmaSge *sge,
                             void *buf, uint32_t len, bool write)
 {
-    RdmaMr *mr = g_hash_table_lookup(ibv->mrs, GUINT_TO_POINTER(sge->lkey));
+    RdmaIbvPd *ipd = rdma_ibv_pd(ibv, qp->pd_handle);
+    RdmaMr *mr;
     uint64_t addr = sge->addr, done = 0;
 
-    if (!mr || mr->pd_handle != qp->pd_handle || len > sge->length ||
-        (write && !(mr->access & RDMA_ACCESS_LOCAL_WRITE) &&
-         mr->kind != RDMA_MR_DMA)) {
+    if (len > sge->length) {
         return false;
     }
-    if (mr->kind == RDMA_MR_DMA) {
+    /* The PD's DMA MRs share one host MR: guest-physical addresses. */
+    if (ipd->dma_mr && sge->lkey == ipd->dma_mr->lkey) {
         /* Guest RAM only: a write into a BAR would be a register access. */
         if (!rdma_ram_ok(ibv->pdev, addr, len)) {
             return false;
         }
         return write ? rdma_dma_write(ibv->pdev, addr, buf, len)
                      : rdma_dma_read(ibv->pdev, addr, buf, len);
+    }
+    mr = g_hash_table_lookup(ibv->mrs, GUINT_TO_POINTER(sge->lkey));
+    if (!mr || mr->pd_handle != qp->pd_handle ||
+        (write && !(mr->access & RDMA_ACCESS_LOCAL_WRITE))) {
+        return false;
     }
     if (addr < mr->iova || addr + len > mr->iova + mr->length ||
         addr + len < addr) {
