@@ -13,6 +13,7 @@
  */
 
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -87,6 +88,43 @@ bool mux_client_deliver(Mux *mux, MuxClient *c, const RdmaCmMuxMad *m)
     out_put(c, &h, HDR_SIZE, m, sizeof(*m));
     mux->stats.rx_delivered++;
     return true;
+}
+
+static const char *route_reason_str(MuxRouteReason r)
+{
+    switch (r) {
+    case MUX_ROUTE_COMM_ID:
+        return "communication ID";
+    case MUX_ROUTE_SIDR_ID:
+        return "SIDR request ID";
+    case MUX_ROUTE_GID:
+        return "destination GID";
+    default:
+        return "nothing";
+    }
+}
+
+void mux_client_route(Mux *mux, const RdmaCmMuxMad *m)
+{
+    char s[MUX_GID_STRLEN], d[MUX_GID_STRLEN];
+    MuxRouteReason why = MUX_ROUTE_NONE;
+    MuxRouteOwner *o = mux_route_lookup(m->dgid, m->mad, &why);
+    uint16_t attr = m->mad[MUX_MAD_ATTR_ID] << 8 | m->mad[MUX_MAD_ATTR_ID + 1];
+    MuxClient *c;
+
+    if (!o) {
+        mux->stats.rx_no_dest++;
+        mux_debug("dropped MAD attr 0x%04x %s -> %s: no client for it", attr,
+                  mux_gid_str(m->sgid, s, sizeof(s)),
+                  mux_gid_str(m->dgid, d, sizeof(d)));
+        return;
+    }
+    c = (MuxClient *)((char *)o - offsetof(MuxClient, route));
+    mux_debug("MAD attr 0x%04x %s -> %s to client %u by %s", attr,
+              mux_gid_str(m->sgid, s, sizeof(s)),
+              mux_gid_str(m->dgid, d, sizeof(d)), c->id,
+              route_reason_str(why));
+    mux_client_deliver(mux, c, m);
 }
 
 void mux_client_flush(MuxClient *c)
@@ -290,6 +328,59 @@ void mux_client_service(Mux *mux, MuxClient *c)
     }
 }
 
+/* Tells a client why it is refused, closes it and says so. */
+static void refuse(Mux *mux, int fd, int status)
+{
+    RdmaCmMuxHdr h = {
+        .magic = RDMACM_MUX_MAGIC,
+        .version = RDMACM_MUX_VERSION,
+        .type = RDMACM_MUX_REPLY,
+        .status = status,
+    };
+
+    if (!mux->stats.clients_refused++) {
+        mux_log("refusing a client: %u clients already", mux->n_clients);
+    }
+    /* Best effort: tells the client why before it sees EOF. */
+    if (send(fd, &h, HDR_SIZE, MSG_NOSIGNAL | MSG_DONTWAIT) < 0) {
+        mux_debug("refused client: %s", strerror(errno));
+    }
+    close(fd);
+}
+
+bool mux_client_add(Mux *mux, int fd)
+{
+    MuxClient *c;
+    unsigned slot;
+
+    if (mux->n_clients >= MUX_MAX_CLIENTS) {
+        refuse(mux, fd, -EUSERS);
+        return false;
+    }
+    c = calloc(1, sizeof(*c));
+    if (c) {
+        c->out = malloc(MUX_OUT_CAP);
+        if (!c->out) {
+            free(c);
+            c = NULL;
+        }
+    }
+    if (!c) {
+        refuse(mux, fd, -ENOMEM);
+        return false;
+    }
+    c->fd = fd;
+    c->id = ++mux->next_id;
+    for (slot = 0; mux->clients[slot]; slot++) {
+        /* n_clients < MUX_MAX_CLIENTS: a free slot exists */
+    }
+    mux->clients[slot] = c;
+    mux->n_clients++;
+    mux->stats.clients++;
+    mux_debug("client %u connected (%u clients)", c->id, mux->n_clients);
+    return true;
+}
+
 void mux_client_accept(Mux *mux)
 {
     int i;
@@ -298,8 +389,6 @@ void mux_client_accept(Mux *mux)
     for (i = 0; i < 16; i++) {
         int fd = accept4(mux->listen_fd, NULL, NULL,
                          SOCK_NONBLOCK | SOCK_CLOEXEC);
-        MuxClient *c;
-        unsigned slot;
 
         if (fd < 0) {
             if (errno == EMFILE || errno == ENFILE) {
@@ -316,46 +405,7 @@ void mux_client_accept(Mux *mux)
             }
             return;
         }
-        c = NULL;
-        if (mux->n_clients < MUX_MAX_CLIENTS) {
-            c = calloc(1, sizeof(*c));
-            if (c) {
-                c->out = malloc(MUX_OUT_CAP);
-                if (!c->out) {
-                    free(c);
-                    c = NULL;
-                }
-            }
-        }
-        if (!c) {
-            RdmaCmMuxHdr h = {
-                .magic = RDMACM_MUX_MAGIC,
-                .version = RDMACM_MUX_VERSION,
-                .type = RDMACM_MUX_REPLY,
-                .status = mux->n_clients < MUX_MAX_CLIENTS ? -ENOMEM
-                                                            : -EUSERS,
-            };
-
-            if (!mux->stats.clients_refused++) {
-                mux_log("refusing a client: %u clients already",
-                        mux->n_clients);
-            }
-            /* Best effort: tells the client why before it sees EOF. */
-            if (send(fd, &h, HDR_SIZE, MSG_NOSIGNAL | MSG_DONTWAIT) < 0) {
-                mux_debug("refused client: %s", strerror(errno));
-            }
-            close(fd);
-            continue;
-        }
-        c->fd = fd;
-        c->id = ++mux->next_id;
-        for (slot = 0; mux->clients[slot]; slot++) {
-            /* n_clients < MUX_MAX_CLIENTS: a free slot exists */
-        }
-        mux->clients[slot] = c;
-        mux->n_clients++;
-        mux->stats.clients++;
-        mux_debug("client %u connected (%u clients)", c->id, mux->n_clients);
+        mux_client_add(mux, fd);
     }
 }
 

@@ -12,7 +12,6 @@
 #include <limits.h>
 #include <poll.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,7 +21,6 @@
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
-#include <arpa/inet.h>
 
 #include <infiniband/umad.h>
 
@@ -30,52 +28,12 @@
 
 #define MUX_DEFAULT_PREFIX "/var/run/rdmacm-mux"
 
-bool mux_verbose;
-
 typedef struct MuxOptions {
     const char *dev;
     const char *prefix;
     int port;
     char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
 } MuxOptions;
-
-static void __attribute__((format(printf, 1, 0)))
-mux_vlog(const char *fmt, va_list ap)
-{
-    char buf[1024];
-
-    vsnprintf(buf, sizeof(buf), fmt, ap);
-    fprintf(stderr, "rdmacm-mux: %s\n", buf);
-}
-
-void mux_log(const char *fmt, ...)
-{
-    va_list ap;
-
-    va_start(ap, fmt);
-    mux_vlog(fmt, ap);
-    va_end(ap);
-}
-
-void mux_debug(const char *fmt, ...)
-{
-    va_list ap;
-
-    if (!mux_verbose) {
-        return;
-    }
-    va_start(ap, fmt);
-    mux_vlog(fmt, ap);
-    va_end(ap);
-}
-
-const char *mux_gid_str(const uint8_t *gid, char *buf, size_t len)
-{
-    if (!inet_ntop(AF_INET6, gid, buf, len)) {
-        snprintf(buf, len, "?");
-    }
-    return buf;
-}
 
 static void usage(FILE *f)
 {
@@ -325,43 +283,6 @@ static void stats_print(const Mux *mux)
             (unsigned long long)s->protocol_errors);
 }
 
-static const char *route_reason_str(MuxRouteReason r)
-{
-    switch (r) {
-    case MUX_ROUTE_COMM_ID:
-        return "communication ID";
-    case MUX_ROUTE_SIDR_ID:
-        return "SIDR request ID";
-    case MUX_ROUTE_GID:
-        return "destination GID";
-    default:
-        return "nothing";
-    }
-}
-
-static void route_mad(Mux *mux, const RdmaCmMuxMad *m)
-{
-    char s[MUX_GID_STRLEN], d[MUX_GID_STRLEN];
-    MuxRouteReason why = MUX_ROUTE_NONE;
-    MuxRouteOwner *o = mux_route_lookup(m->dgid, m->mad, &why);
-    uint16_t attr = m->mad[MUX_MAD_ATTR_ID] << 8 | m->mad[MUX_MAD_ATTR_ID + 1];
-    MuxClient *c;
-
-    if (!o) {
-        mux->stats.rx_no_dest++;
-        mux_debug("dropped MAD attr 0x%04x %s -> %s: no client for it", attr,
-                  mux_gid_str(m->sgid, s, sizeof(s)),
-                  mux_gid_str(m->dgid, d, sizeof(d)));
-        return;
-    }
-    c = (MuxClient *)((char *)o - offsetof(MuxClient, route));
-    mux_debug("MAD attr 0x%04x %s -> %s to client %u by %s", attr,
-              mux_gid_str(m->sgid, s, sizeof(s)),
-              mux_gid_str(m->dgid, d, sizeof(d)), c->id,
-              route_reason_str(why));
-    mux_client_deliver(mux, c, m);
-}
-
 /* Reads a batch of MADs from the port; false if the port is gone. */
 static bool port_readable(Mux *mux)
 {
@@ -383,7 +304,7 @@ static bool port_readable(Mux *mux)
             mux->stats.rx_bad++;
             continue;
         }
-        route_mad(mux, &m);
+        mux_client_route(mux, &m);
     }
     return true;
 }

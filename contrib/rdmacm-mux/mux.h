@@ -147,10 +147,12 @@ typedef struct Mux {
 } Mux;
 
 void mux_client_accept(Mux *mux);
+bool mux_client_add(Mux *mux, int fd);
 void mux_client_service(Mux *mux, MuxClient *c);
 void mux_client_flush(MuxClient *c);
 bool mux_client_wants_input(const MuxClient *c);
 bool mux_client_deliver(Mux *mux, MuxClient *c, const RdmaCmMuxMad *m);
 void mux_client_close(Mux *mux, MuxClient *c);
+void mux_client_route(Mux *mux, const RdmaCmMuxMad *m);
 
 #endif

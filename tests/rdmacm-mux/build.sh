@@ -31,7 +31,8 @@ cflags=(-O2 -g -std=gnu11 -D_GNU_SOURCE -D_FILE_OFFSET_BITS=64
 extra=(${CFLAGS_EXTRA:-})
 
 gcc "${cflags[@]}" "${extra[@]}" -o "$out/rdmacm-mux" \
-    "$src/main.c" "$src/client.c" "$src/port.c" "$src/route.c" -libumad
+    "$src/main.c" "$src/client.c" "$src/log.c" "$src/port.c" "$src/route.c" \
+    -libumad
 gcc "${cflags[@]}" "${extra[@]}" -I "$src" -o "$out/mux-test" \
     "$here/mux-test.c"
 printf '[rdmacm-mux] built rdmacm-mux and mux-test in %s\n' "$out"
