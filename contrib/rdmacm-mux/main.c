@@ -9,8 +9,10 @@
 
 #include <errno.h>
 #include <getopt.h>
+#include <grp.h>
 #include <limits.h>
 #include <poll.h>
+#include <pwd.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,17 +30,28 @@
 
 #define MUX_DEFAULT_PREFIX "/var/run/rdmacm-mux"
 
+/* Long options without a short form. */
+enum {
+    OPT_OWNER = 256,
+    OPT_GROUP,
+    OPT_MODE,
+};
+
 typedef struct MuxOptions {
     const char *dev;
     const char *prefix;
     int port;
     char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
+    uid_t owner;                /* of the socket; -1: the daemon's user */
+    gid_t group;                /* -1: the daemon's group */
+    mode_t mode;
 } MuxOptions;
 
 static void usage(FILE *f)
 {
     fprintf(f,
-"Usage: rdmacm-mux -d DEVICE [-p PORT] [-s PREFIX] [-v]\n"
+"Usage: rdmacm-mux -d DEVICE [-p PORT] [-s PREFIX] [--owner USER]\n"
+"                  [--group GROUP] [--mode MODE] [-v]\n"
 "\n"
 "Shares the connection manager (CM) MADs of one port of an RDMA device\n"
 "among the QEMU instances whose pvrdma devices use that port.\n"
@@ -56,8 +69,19 @@ static void usage(FILE *f)
 "  -s, --socket PREFIX  socket path prefix (default " MUX_DEFAULT_PREFIX ");\n"
 "                       the socket is PREFIX-DEVICE-PORT, for example\n"
 "                       " MUX_DEFAULT_PREFIX "-rxe0-1\n"
+"      --owner USER     owner of the socket, a name or a number (default:\n"
+"                       the daemon's user)\n"
+"      --group GROUP    group of the socket, a name or a number (default:\n"
+"                       the daemon's group)\n"
+"      --mode MODE      permissions of the socket in octal, at most 0777\n"
+"                       (default 0600); connecting needs write permission\n"
 "  -v, --verbose        log each request, routed MAD and drop to stderr\n"
 "  -h, --help           show this help and exit\n"
+"\n"
+"Whoever can connect to the socket can claim the GIDs that no QEMU holds\n"
+"yet and send CM MADs from them: let only the user or group that QEMU runs\n"
+"as connect, for example --group kvm --mode 0660.  The socket gets its\n"
+"owner, group and mode before the daemon listens on it.\n"
 "\n"
 "The host needs the ib_umad module, and must NOT have the kernel's own CM\n"
 "(ib_cm, loaded by rdma_cm and rdma_ucm): it holds the CM class on every\n"
@@ -70,12 +94,75 @@ static void usage(FILE *f)
 "errors, 2 on a bad command line.\n");
 }
 
+/* A user name or number for --owner. */
+static bool parse_owner(const char *s, uid_t *uid)
+{
+    struct passwd *pw = getpwnam(s);
+    char *end;
+    unsigned long v;
+
+    if (pw) {
+        *uid = pw->pw_uid;
+        return true;
+    }
+    errno = 0;
+    v = strtoul(s, &end, 10);
+    if (errno || end == s || *end || *s == '-' || v >= (uid_t)-1) {
+        mux_log("error: bad --owner '%s': no such user", s);
+        return false;
+    }
+    *uid = v;
+    return true;
+}
+
+/* A group name or number for --group. */
+static bool parse_group(const char *s, gid_t *gid)
+{
+    struct group *gr = getgrnam(s);
+    char *end;
+    unsigned long v;
+
+    if (gr) {
+        *gid = gr->gr_gid;
+        return true;
+    }
+    errno = 0;
+    v = strtoul(s, &end, 10);
+    if (errno || end == s || *end || *s == '-' || v >= (gid_t)-1) {
+        mux_log("error: bad --group '%s': no such group", s);
+        return false;
+    }
+    *gid = v;
+    return true;
+}
+
+/* Permission bits only: set-id and sticky bits mean nothing on a socket. */
+static bool parse_mode(const char *s, mode_t *mode)
+{
+    char *end;
+    unsigned long v;
+
+    errno = 0;
+    v = strtoul(s, &end, 8);
+    if (errno || end == s || *end || strspn(s, "01234567") != strlen(s) ||
+        v > 0777) {
+        mux_log("error: bad --mode '%s' (octal permissions, 0 to 0777, for "
+                "example 0660)", s);
+        return false;
+    }
+    *mode = v;
+    return true;
+}
+
 static bool parse_args(int argc, char **argv, MuxOptions *o)
 {
     static const struct option longopts[] = {
         { "device", required_argument, NULL, 'd' },
         { "port", required_argument, NULL, 'p' },
         { "socket", required_argument, NULL, 's' },
+        { "owner", required_argument, NULL, OPT_OWNER },
+        { "group", required_argument, NULL, OPT_GROUP },
+        { "mode", required_argument, NULL, OPT_MODE },
         { "verbose", no_argument, NULL, 'v' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
@@ -87,6 +174,9 @@ static bool parse_args(int argc, char **argv, MuxOptions *o)
     o->dev = NULL;
     o->prefix = MUX_DEFAULT_PREFIX;
     o->port = 1;
+    o->owner = (uid_t)-1;
+    o->group = (gid_t)-1;
+    o->mode = 0600;
     while ((opt = getopt_long(argc, argv, "d:p:s:vh", longopts, NULL)) != -1) {
         switch (opt) {
         case 'd':
@@ -103,6 +193,21 @@ static bool parse_args(int argc, char **argv, MuxOptions *o)
             break;
         case 's':
             o->prefix = optarg;
+            break;
+        case OPT_OWNER:
+            if (!parse_owner(optarg, &o->owner)) {
+                return false;
+            }
+            break;
+        case OPT_GROUP:
+            if (!parse_group(optarg, &o->group)) {
+                return false;
+            }
+            break;
+        case OPT_MODE:
+            if (!parse_mode(optarg, &o->mode)) {
+                return false;
+            }
             break;
         case 'v':
             mux_verbose = true;
@@ -192,27 +297,71 @@ static bool socket_path_free(const char *path)
     return true;
 }
 
-static int listen_on(const char *path, struct stat *st)
+/*
+ * Gives the new socket file its owner, group and mode.  It was created
+ * 0600 and nobody can connect before listen(), so no client ever sees
+ * other permissions.  lchown() and the socket check keep a path that was
+ * replaced meanwhile (a writable directory) from being followed.
+ */
+static bool socket_set_perm(const MuxOptions *o, struct stat *st)
+{
+    if ((o->owner != (uid_t)-1 || o->group != (gid_t)-1) &&
+        lchown(o->path, o->owner, o->group) < 0) {
+        mux_log("error: cannot give the socket %s to owner %d group %d: %s",
+                o->path, (int)o->owner, (int)o->group, strerror(errno));
+        return false;
+    }
+    if (lstat(o->path, st) < 0 || !S_ISSOCK(st->st_mode)) {
+        mux_log("error: the socket %s was removed or replaced", o->path);
+        return false;
+    }
+    if (chmod(o->path, o->mode) < 0 || lstat(o->path, st) < 0) {
+        mux_log("error: cannot set the mode of the socket %s: %s", o->path,
+                strerror(errno));
+        return false;
+    }
+    /* A default ACL on the directory, for one, could have added rights. */
+    if (!S_ISSOCK(st->st_mode) || (st->st_mode & 07777) != o->mode ||
+        (o->owner != (uid_t)-1 && st->st_uid != o->owner) ||
+        (o->group != (gid_t)-1 && st->st_gid != o->group)) {
+        mux_log("error: the socket %s has mode %04o owner %d group %d, not "
+                "what was asked for", o->path, (unsigned)st->st_mode & 07777,
+                (int)st->st_uid, (int)st->st_gid);
+        return false;
+    }
+    return true;
+}
+
+static int listen_on(const MuxOptions *o, struct stat *st)
 {
     struct sockaddr_un sa;
-    int fd;
+    mode_t old_mask;
+    int fd, r;
 
     fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     if (fd < 0) {
         mux_log("error: socket: %s", strerror(errno));
         return -1;
     }
-    fill_addr(&sa, path);
-    if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
-        mux_log("error: cannot create the socket %s: %s", path,
+    fill_addr(&sa, o->path);
+    old_mask = umask(0177);
+    r = bind(fd, (struct sockaddr *)&sa, sizeof(sa));
+    umask(old_mask);
+    if (r < 0) {
+        mux_log("error: cannot create the socket %s: %s", o->path,
                 strerror(errno));
         close(fd);
         return -1;
     }
-    if (listen(fd, 64) < 0 || stat(path, st) < 0) {
-        mux_log("error: cannot listen on %s: %s", path, strerror(errno));
+    if (!socket_set_perm(o, st)) {
         close(fd);
-        unlink(path);
+        unlink(o->path);
+        return -1;
+    }
+    if (listen(fd, 64) < 0) {
+        mux_log("error: cannot listen on %s: %s", o->path, strerror(errno));
+        close(fd);
+        unlink(o->path);
         return -1;
     }
     return fd;
@@ -435,11 +584,13 @@ int main(int argc, char **argv)
     if (!mux_port_open(&mux->port, o.dev, o.port)) {
         goto out_signals;
     }
-    mux->listen_fd = listen_on(o.path, &sock_st);
+    mux->listen_fd = listen_on(&o, &sock_st);
     if (mux->listen_fd < 0) {
         goto out_port;
     }
-    mux_log("serving CM MADs of %s port %d on %s", o.dev, o.port, o.path);
+    mux_log("serving CM MADs of %s port %d on %s (mode %04o owner %d group "
+            "%d)", o.dev, o.port, o.path, (unsigned)sock_st.st_mode & 07777,
+            (int)sock_st.st_uid, (int)sock_st.st_gid);
 
     status = run(mux, sfd);
 
