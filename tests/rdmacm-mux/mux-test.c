@@ -6,10 +6,12 @@
  * It needs a real port under the daemon (Linux rxe in the lane-3 host VM):
  * MADs really leave through umad and come back through rxe's loopback.
  *
- * Usage: mux-test [-a GID] [-b GID] [-c GID] SOCKET TEST...
+ * Usage: mux-test [-a GID] [-b GID] [-c IPV4] [-i NETDEV] [-u UID] [-g GID]
+ *                 SOCKET TEST...
  *        mux-test mkstale PATH
  * Tests: basic routing abuse flood churn maxclients runtime-gid records
- *        fdlimit service hold
+ *        fdlimit service hold connect connect-denied connect-race
+ * With -u/-g it runs as that user and group (the socket's permissions).
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
@@ -23,7 +25,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <grp.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
@@ -50,6 +54,7 @@ typedef struct Conn {
 static const char *sock_path;
 static uint8_t gid_a[16], gid_b[16], gid_c[16];
 static const char *gid_c_dev = "eth0";
+static long run_uid = -1, run_gid = -1;
 static unsigned failures;
 static uint32_t next_tid;
 
@@ -1103,6 +1108,64 @@ static void test_fdlimit(void)
     service_check("fdlimit/service-after", gid_a);
 }
 
+/* A client is served: it gets the REPLY to a request. */
+static bool served(Conn *c)
+{
+    return gid_request(c, RDMACM_MUX_UNREGISTER, gid_c) == -ENOENT;
+}
+
+/* The socket lets this user connect and be served (-u, -g). */
+static void test_connect(void)
+{
+    Conn *c = conn_open();
+
+    report(c && served(c), "connect", "%s", c ? "not served"
+                                              : strerror(errno));
+    conn_close(c);
+}
+
+/* The socket's permissions refuse this user (-u, -g). */
+static void test_connect_denied(void)
+{
+    int fd = connect_raw();
+
+    report(fd < 0 && errno == EACCES, "connect-denied", "%s",
+           fd < 0 ? strerror(errno) : "connected");
+    if (fd >= 0) {
+        close(fd);
+    }
+}
+
+/*
+ * Tries to connect (as -u, -g) while a daemon starts: from before the
+ * socket exists until 3 s after it does.  No attempt may succeed: the
+ * daemon gives the socket its permissions before it listens.
+ */
+static void test_connect_race(void)
+{
+    int64_t end = now_ms() + 60000, seen = 0;
+    unsigned tries = 0, after = 0, won = 0;
+    struct stat st;
+
+    while (now_ms() < end && (!seen || now_ms() - seen < 3000)) {
+        int fd = connect_raw();
+
+        tries++;
+        if (fd >= 0) {
+            won++;
+            close(fd);
+        }
+        if (!seen && lstat(sock_path, &st) == 0) {
+            seen = now_ms();
+        }
+        after += seen != 0;
+        sleep_ms(1);
+    }
+    report(seen && !won, "connect-race", "%s: %u of %u attempts connected",
+           seen ? "socket seen" : "no socket in 60 s", won, tries);
+    printf("# %u attempts, %u with the socket there\n", tries, after);
+}
+
 /*
  * Records are bounded per client: the oldest goes first, and a reply to it
  * is then routed by its GID alone.
@@ -1206,6 +1269,27 @@ static void test_service(void)
     service_check("service", gid_a);
 }
 
+static void usage(void)
+{
+    fprintf(stderr, "usage: mux-test [-a GID] [-b GID] [-c IPV4] [-i NETDEV] "
+            "[-u UID] [-g GID] SOCKET TEST...\n");
+}
+
+/* -u and -g: the tests of the socket's permissions run as another user. */
+static bool drop_privileges(void)
+{
+    if (run_gid >= 0 &&
+        (setgroups(0, NULL) < 0 || setgid(run_gid) < 0)) {
+        perror("mux-test: setgid");
+        return false;
+    }
+    if (run_uid >= 0 && setuid(run_uid) < 0) {
+        perror("mux-test: setuid");
+        return false;
+    }
+    return true;
+}
+
 int main(int argc, char **argv)
 {
     static const struct {
@@ -1220,6 +1304,9 @@ int main(int argc, char **argv)
         { "maxclients", test_maxclients },
         { "runtime-gid", test_runtime_gid },
         { "records", test_records },
+        { "connect", test_connect },
+        { "connect-denied", test_connect_denied },
+        { "connect-race", test_connect_race },
         { "fdlimit", test_fdlimit },
         { "hold", test_hold },
         { "service", test_service },
@@ -1233,20 +1320,23 @@ int main(int argc, char **argv)
     parse_gid_arg("10.0.2.15", gid_a);
     parse_gid_arg("10.0.2.16", gid_b);
     parse_gid_arg("10.0.2.17", gid_c);
-    while ((opt = getopt(argc, argv, "a:b:c:i:")) != -1) {
+    while ((opt = getopt(argc, argv, "a:b:c:i:u:g:")) != -1) {
         uint8_t *g = opt == 'a' ? gid_a : opt == 'b' ? gid_b : gid_c;
 
         if (opt == 'i') {
             gid_c_dev = optarg;
+        } else if (opt == 'u' || opt == 'g') {
+            *(opt == 'u' ? &run_uid : &run_gid) = atol(optarg);
         } else if (opt == '?' || !parse_gid_arg(optarg, g)) {
-            fprintf(stderr, "usage: mux-test [-a GID] [-b GID] [-c IPV4] "
-                    "[-i NETDEV] SOCKET TEST...\n");
+            usage();
             return 2;
         }
     }
     if (optind + 2 > argc) {
-        fprintf(stderr, "usage: mux-test [-a GID] [-b GID] [-c IPV4] "
-                "[-i NETDEV] SOCKET TEST...\n");
+        usage();
+        return 2;
+    }
+    if (!drop_privileges()) {
         return 2;
     }
     sock_path = argv[optind];

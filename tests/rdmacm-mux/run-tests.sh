@@ -27,6 +27,8 @@ gid_c=${MUX_GID_C:-10.0.2.17}
 valgrind=${MUX_VALGRIND:-0}
 
 work=$(mktemp -d /tmp/rdmacm-mux-test.XXXXXX)
+# Other users must reach the socket for the tests of its permissions.
+chmod 0755 "$work"
 prefix=$work/mux
 sock=$prefix-$dev-$port
 log=$work/daemon.log           # the current daemon's; daemon-N.log for each
@@ -78,15 +80,17 @@ daemon_cmd() {
     fi
 }
 
-# Starts the daemon in the background and waits for its socket; with an
-# argument, under that limit of open files.
+# Starts the daemon in the background with these extra options and waits
+# for its socket.  FDS=N: under that limit of open files; UMASK=M: under
+# that umask.
 start_daemon() {
     starts=$((starts + 1))
     log=$work/daemon-$starts.log
     # shellcheck disable=SC2046
     (
-        [ $# -eq 0 ] || ulimit -n "$1"
-        exec $(daemon_cmd) -d "$dev" -p "$port" -s "$prefix" -v
+        [ -z "${FDS:-}" ] || ulimit -n "$FDS"
+        [ -z "${UMASK:-}" ] || umask "$UMASK"
+        exec $(daemon_cmd) -d "$dev" -p "$port" -s "$prefix" -v "$@"
     ) >>"$log" 2>&1 &
     pid=$!
     for _ in $(seq 1 600); do
@@ -152,6 +156,17 @@ alive() {
     check "daemon-alive-after-$1" kill -0 "$pid"
 }
 
+# Runs mux-test TEST as user $1, group $2; its output shows on failure.
+mux_test_as() {
+    local uid=$1 gid=$2 test=$3
+    if "$bin/mux-test" -u "$uid" -g "$gid" "$sock" "$test" \
+        >"$work/as.out" 2>&1; then
+        return 0
+    fi
+    sed 's/^/#   /' "$work/as.out"
+    return 1
+}
+
 # Runs the daemon in the foreground; sets out and rc.
 run_daemon() {
     out=$(timeout 60 "$daemon" "$@" 2>&1)
@@ -197,9 +212,26 @@ run_daemon --help
 expect_out "help" 0 "Usage: rdmacm-mux -d DEVICE" "--device" "--port" \
     "--socket" "--verbose" "PREFIX-DEVICE-PORT" "/var/run/rdmacm-mux-rxe0-1" \
     "must NOT have the kernel's own CM" "does not daemonize"
+expect_out "help-socket-permissions" 0 "--owner USER" "--group GROUP" \
+    "--mode MODE" "(default 0600)"
+
 
 run_daemon -s "$prefix"
 expect_out "no-device-refused" 2 "no RDMA device given"
+
+# Bad values of the socket's permissions.
+run_daemon -d "$dev" -s "$prefix" --mode 0999
+expect_out "bad-mode-refused" 2 "bad --mode '0999'" "octal"
+run_daemon -d "$dev" -s "$prefix" --mode 04755
+expect_out "setuid-mode-refused" 2 "bad --mode '04755'" "0 to 0777"
+run_daemon -d "$dev" -s "$prefix" --mode rw
+expect_out "symbolic-mode-refused" 2 "bad --mode 'rw'"
+run_daemon -d "$dev" -s "$prefix" --owner no-such-user-here
+expect_out "unknown-owner-refused" 2 \
+    "bad --owner 'no-such-user-here': no such user"
+run_daemon -d "$dev" -s "$prefix" --group no-such-group-here
+expect_out "unknown-group-refused" 2 \
+    "bad --group 'no-such-group-here': no such group"
 
 run_daemon -d nosuch0 -s "$prefix"
 expect_out "bad-device-refused" 1 "no RDMA device 'nosuch0'; devices found:" \
@@ -313,7 +345,7 @@ fi
 # descriptors for itself, and closes a connection that accept() put there.
 if [ "$valgrind" = 1 ]; then
     echo "# fdlimit: skipped under valgrind"
-elif start_daemon 40; then
+elif FDS=40 start_daemon; then
     ok "daemon-starts-with-few-fds"
     mux_test fdlimit
     # Once per pause, at most once per client that left: not a busy loop.
@@ -324,6 +356,46 @@ elif start_daemon 40; then
     stop_daemon TERM fdlimit-sigterm
 else
     notok "daemon-starts-with-few-fds" "$(tail -n 5 "$log")"
+fi
+
+# --- the socket's permissions ---------------------------------------------
+
+# Under umask 0, as a service manager may start it, the socket is still
+# 0600 and the daemon's, and no other user connects, not even while the
+# daemon starts (a racer tries from before the socket exists).
+"$bin/mux-test" -u 65534 -g 65534 "$sock" connect-race >"$work/race.out" \
+    2>&1 &
+racer=$!
+if UMASK=000 start_daemon; then
+    ok "perm-daemon-starts-under-umask-0"
+    race_rc=0
+    wait "$racer" || race_rc=$?
+    check "perm/no-connect-while-starting" [ "$race_rc" -eq 0 ]
+    sed 's/^/#   /' "$work/race.out"
+    check "perm/default-mode-0600" [ "$(stat -c %a "$sock")" = 600 ]
+    check "perm/default-owner-the-daemons" \
+        [ "$(stat -c %u:%g "$sock")" = "$(id -u):$(id -g)" ]
+    check "perm/other-user-refused" mux_test_as 65534 65534 connect-denied
+    stop_daemon TERM perm
+else
+    notok "perm-daemon-starts-under-umask-0" "$(tail -n 5 "$log")"
+    kill "$racer" 2>/dev/null
+    wait "$racer"
+fi
+
+# Given to user nobody and group nogroup, mode 0660: the owner and the
+# group connect, others do not.
+if UMASK=000 start_daemon --owner nobody --group nogroup --mode 0660; then
+    ok "perm-daemon-starts-with-owner-group-mode"
+    check "perm/mode-0660" [ "$(stat -c %a "$sock")" = 660 ]
+    check "perm/owner-and-group" \
+        [ "$(stat -c %U:%G "$sock")" = nobody:nogroup ]
+    check "perm/owner-served" mux_test_as 65534 1000 connect
+    check "perm/group-served" mux_test_as 1000 65534 connect
+    check "perm/others-refused" mux_test_as 1000 1000 connect-denied
+    stop_daemon TERM perm-owner
+else
+    notok "perm-daemon-starts-with-owner-group-mode" "$(tail -n 5 "$log")"
 fi
 
 if [ "$valgrind" = 1 ]; then
