@@ -286,6 +286,7 @@ static void process_input(Mux *mux, MuxClient *c)
             break;
         }
         handle_request(mux, c, &h, c->in + off + HDR_SIZE);
+        c->last_request_ms = mux->now_ms;
         off += HDR_SIZE + h.len;
     }
     if (off) {
@@ -328,8 +329,14 @@ void mux_client_service(Mux *mux, MuxClient *c)
     }
 }
 
-/* Tells a client why it is refused, closes it and says so. */
-static void refuse(Mux *mux, int fd, int status)
+/* Admission: bounds per peer user, and idle clients make room */
+
+/*
+ * Closes a connection not taken, after a REPLY (seq 0) that tells why.  A
+ * connect loop must not flood the log: one line a second at most.
+ */
+static void refuse(Mux *mux, int fd, const MuxPeer *peer, int status,
+                   const char *why)
 {
     RdmaCmMuxHdr h = {
         .magic = RDMACM_MUX_MAGIC,
@@ -338,26 +345,104 @@ static void refuse(Mux *mux, int fd, int status)
         .status = status,
     };
 
-    if (!mux->stats.clients_refused++) {
-        mux_log("refusing a client: %u clients already", mux->n_clients);
+    mux->stats.clients_refused++;
+    if (!mux->refusal_logged_ms ||
+        mux->now_ms - mux->refusal_logged_ms >= 1000) {
+        mux->refusal_logged_ms = mux->now_ms;
+        mux_log("refusing a client of uid %u (pid %d): %s (%llu refused so "
+                "far)", (unsigned)peer->uid, (int)peer->pid, why,
+                (unsigned long long)mux->stats.clients_refused);
     }
-    /* Best effort: tells the client why before it sees EOF. */
+    /* Best effort: a client that does not read does not get it. */
     if (send(fd, &h, HDR_SIZE, MSG_NOSIGNAL | MSG_DONTWAIT) < 0) {
         mux_debug("refused client: %s", strerror(errno));
     }
     close(fd);
 }
 
-bool mux_client_add(Mux *mux, int fd)
+static unsigned clients_of_uid(const Mux *mux, uid_t uid)
 {
-    MuxClient *c;
-    unsigned slot;
+    unsigned i, n = 0;
 
-    if (mux->n_clients >= MUX_MAX_CLIENTS) {
-        refuse(mux, fd, -EUSERS);
-        return false;
+    for (i = 0; i < MUX_MAX_CLIENTS; i++) {
+        n += mux->clients[i] && mux->clients[i]->peer.uid == uid;
     }
-    c = calloc(1, sizeof(*c));
+    return n;
+}
+
+/*
+ * A client that holds no GID and has sent no request for idle_ms.  QEMU
+ * connects at start-up but registers only when its guest binds a GID,
+ * which can take minutes (a slow boot, a driver loaded late), and it does
+ * not reconnect: so idle clients are not cut off on a timer, only when a
+ * new client needs their place.  One holding a GID is a QEMU in use.
+ */
+static bool client_evictable(const Mux *mux, const MuxClient *c)
+{
+    return mux->idle_ms > 0 && !c->dead && c->route.n_gids == 0 &&
+           mux->now_ms - c->last_request_ms >= mux->idle_ms;
+}
+
+/* The evictable client idle the longest, of that uid only if uid. */
+static MuxClient *idle_victim(const Mux *mux, const uid_t *uid)
+{
+    MuxClient *v = NULL;
+    unsigned i;
+
+    for (i = 0; i < MUX_MAX_CLIENTS; i++) {
+        MuxClient *c = mux->clients[i];
+
+        if (c && (!uid || c->peer.uid == *uid) && client_evictable(mux, c) &&
+            (!v || c->last_request_ms < v->last_request_ms)) {
+            v = c;
+        }
+    }
+    return v;
+}
+
+static void evict(Mux *mux, MuxClient *c, const char *why)
+{
+    mux_log("evicting client %u (uid %u pid %d), idle for %lld s with no GID: "
+            "%s", c->id, (unsigned)c->peer.uid, (int)c->peer.pid,
+            (long long)(mux->now_ms - c->last_request_ms) / 1000, why);
+    mux->stats.clients_evicted++;
+    reply(c, 0, -ETIMEDOUT);
+    mux_client_flush(c);
+    mux_client_close(mux, c);
+}
+
+/*
+ * Room for a client of peer under its user's bound and the daemon's,
+ * made by evicting an idle client if need be; false if there is none.
+ */
+static bool make_room(Mux *mux, const MuxPeer *peer, const char **why)
+{
+    MuxClient *v;
+
+    if (clients_of_uid(mux, peer->uid) >= mux->max_per_uid) {
+        v = idle_victim(mux, &peer->uid);
+        if (!v) {
+            mux->stats.clients_refused_uid++;
+            *why = "its user is at --max-clients-per-uid";
+            return false;
+        }
+        evict(mux, v, "its user is at --max-clients-per-uid");
+    }
+    if (mux->n_clients >= MUX_MAX_CLIENTS) {
+        v = idle_victim(mux, NULL);
+        if (!v) {
+            *why = "the daemon has its maximum of clients";
+            return false;
+        }
+        evict(mux, v, "the daemon has its maximum of clients");
+    }
+    return true;
+}
+
+static MuxClient *client_new(void)
+{
+    MuxClient *c = calloc(1, sizeof(*c));
+
     if (c) {
         c->out = malloc(MUX_OUT_CAP);
         if (!c->out) {
@@ -365,19 +450,54 @@ bool mux_client_add(Mux *mux, int fd)
             c = NULL;
         }
     }
+    return c;
+}
+
+/* Takes fd, a connection from peer: serves it or refuses and closes it. */
+bool mux_client_add(Mux *mux, int fd, const MuxPeer *peer)
+{
+    const char *why;
+    MuxClient *c;
+    unsigned slot;
+
+    if (!make_room(mux, peer, &why)) {
+        refuse(mux, fd, peer, -EUSERS, why);
+        return false;
+    }
+    c = client_new();
     if (!c) {
-        refuse(mux, fd, -ENOMEM);
+        refuse(mux, fd, peer, -ENOMEM, "out of memory");
         return false;
     }
     c->fd = fd;
     c->id = ++mux->next_id;
+    c->peer = *peer;
+    c->last_request_ms = mux->now_ms;
     for (slot = 0; mux->clients[slot]; slot++) {
         /* n_clients < MUX_MAX_CLIENTS: a free slot exists */
     }
     mux->clients[slot] = c;
     mux->n_clients++;
     mux->stats.clients++;
-    mux_debug("client %u connected (%u clients)", c->id, mux->n_clients);
+    mux_debug("client %u connected: uid %u pid %d (%u clients)", c->id,
+              (unsigned)peer->uid, (int)peer->pid, mux->n_clients);
+    return true;
+}
+
+/* The kernel's record of who connected; it cannot be forged. */
+static bool peer_of(int fd, MuxPeer *peer)
+{
+    struct ucred cred;
+    socklen_t len = sizeof(cred);
+
+    if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0 ||
+        len != sizeof(cred)) {
+        mux_log("accept: no peer credentials: %s", strerror(errno));
+        return false;
+    }
+    peer->pid = cred.pid;
+    peer->uid = cred.uid;
+    peer->gid = cred.gid;
     return true;
 }
 
@@ -389,6 +509,7 @@ void mux_client_accept(Mux *mux)
     for (i = 0; i < 16; i++) {
         int fd = accept4(mux->listen_fd, NULL, NULL,
                          SOCK_NONBLOCK | SOCK_CLOEXEC);
+        MuxPeer peer;
 
         if (fd < 0) {
             if (errno == EMFILE || errno == ENFILE) {
@@ -405,7 +526,11 @@ void mux_client_accept(Mux *mux)
             }
             return;
         }
-        mux_client_add(mux, fd);
+        if (!peer_of(fd, &peer)) {
+            close(fd);
+            continue;
+        }
+        mux_client_add(mux, fd, &peer);
     }
 }
 

@@ -35,6 +35,8 @@ enum {
     OPT_OWNER = 256,
     OPT_GROUP,
     OPT_MODE,
+    OPT_MAX_PER_UID,
+    OPT_IDLE_TIMEOUT,
 };
 
 typedef struct MuxOptions {
@@ -45,13 +47,16 @@ typedef struct MuxOptions {
     uid_t owner;                /* of the socket; -1: the daemon's user */
     gid_t group;                /* -1: the daemon's group */
     mode_t mode;
+    unsigned max_per_uid;
+    int64_t idle_ms;
 } MuxOptions;
 
 static void usage(FILE *f)
 {
     fprintf(f,
 "Usage: rdmacm-mux -d DEVICE [-p PORT] [-s PREFIX] [--owner USER]\n"
-"                  [--group GROUP] [--mode MODE] [-v]\n"
+"                  [--group GROUP] [--mode MODE] [--max-clients-per-uid N]\n"
+"                  [--idle-timeout SECONDS] [-v]\n"
 "\n"
 "Shares the connection manager (CM) MADs of one port of an RDMA device\n"
 "among the QEMU instances whose pvrdma devices use that port.\n"
@@ -75,6 +80,13 @@ static void usage(FILE *f)
 "                       the daemon's group)\n"
 "      --mode MODE      permissions of the socket in octal, at most 0777\n"
 "                       (default 0600); connecting needs write permission\n"
+"      --max-clients-per-uid N\n"
+"                       clients of one user (SO_PEERCRED) at a time, 1 to\n"
+"                       %d (default %d); more are refused with EUSERS\n"
+"      --idle-timeout SECONDS\n"
+"                       a client that holds no GID and has sent no request\n"
+"                       for this long is evicted when a new client needs\n"
+"                       its place (default %d; 0: never evicted)\n"
 "  -v, --verbose        log each request, routed MAD and drop to stderr\n"
 "  -h, --help           show this help and exit\n"
 "\n"
@@ -91,7 +103,23 @@ static void usage(FILE *f)
 "rdmacm-mux stays in the foreground (it does not daemonize) and logs to\n"
 "stderr.  SIGTERM or SIGINT stop it cleanly and remove the socket; SIGUSR1\n"
 "prints its counters.  Exit status: 0 when stopped by a signal, 1 on\n"
-"errors, 2 on a bad command line.\n");
+"errors, 2 on a bad command line.\n", MUX_MAX_CLIENTS,
+            MUX_DEFAULT_MAX_PER_UID, MUX_DEFAULT_IDLE_MS / 1000);
+}
+
+/* A decimal number in [min, max] for option name. */
+static bool parse_number(const char *name, const char *s, long min, long max,
+                         long *v)
+{
+    char *end;
+
+    errno = 0;
+    *v = strtol(s, &end, 10);
+    if (errno || end == s || *end || *v < min || *v > max) {
+        mux_log("error: bad %s '%s' (%ld to %ld)", name, s, min, max);
+        return false;
+    }
+    return true;
 }
 
 /* A user name or number for --owner. */
@@ -163,11 +191,12 @@ static bool parse_args(int argc, char **argv, MuxOptions *o)
         { "owner", required_argument, NULL, OPT_OWNER },
         { "group", required_argument, NULL, OPT_GROUP },
         { "mode", required_argument, NULL, OPT_MODE },
+        { "max-clients-per-uid", required_argument, NULL, OPT_MAX_PER_UID },
+        { "idle-timeout", required_argument, NULL, OPT_IDLE_TIMEOUT },
         { "verbose", no_argument, NULL, 'v' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
-    char *end;
     long v;
     int opt, n;
 
@@ -177,16 +206,15 @@ static bool parse_args(int argc, char **argv, MuxOptions *o)
     o->owner = (uid_t)-1;
     o->group = (gid_t)-1;
     o->mode = 0600;
+    o->max_per_uid = MUX_DEFAULT_MAX_PER_UID;
+    o->idle_ms = MUX_DEFAULT_IDLE_MS;
     while ((opt = getopt_long(argc, argv, "d:p:s:vh", longopts, NULL)) != -1) {
         switch (opt) {
         case 'd':
             o->dev = optarg;
             break;
         case 'p':
-            errno = 0;
-            v = strtol(optarg, &end, 10);
-            if (errno || end == optarg || *end || v < 1 || v > 255) {
-                mux_log("error: bad port '%s' (1 to 255)", optarg);
+            if (!parse_number("port", optarg, 1, 255, &v)) {
                 return false;
             }
             o->port = v;
@@ -208,6 +236,20 @@ static bool parse_args(int argc, char **argv, MuxOptions *o)
             if (!parse_mode(optarg, &o->mode)) {
                 return false;
             }
+            break;
+        case OPT_MAX_PER_UID:
+            if (!parse_number("--max-clients-per-uid", optarg, 1,
+                              MUX_MAX_CLIENTS, &v)) {
+                return false;
+            }
+            o->max_per_uid = v;
+            break;
+        case OPT_IDLE_TIMEOUT:
+            if (!parse_number("--idle-timeout", optarg, 0, 7 * 24 * 3600,
+                              &v)) {
+                return false;
+            }
+            o->idle_ms = v * 1000LL;
             break;
         case 'v':
             mux_verbose = true;
@@ -420,8 +462,9 @@ static void stats_print(const Mux *mux)
 
     mux_log("MADs received %llu: delivered %llu, no client %llu, client "
             "queue full %llu, not for clients %llu; MADs sent %llu, SENDs "
-            "refused %llu; clients %u now, %llu accepted, %llu refused, %llu "
-            "cut off for malformed input",
+            "refused %llu; clients %u now, %llu accepted, %llu refused (%llu "
+            "over the per-user bound), %llu evicted idle, %llu cut off for "
+            "malformed input",
             (unsigned long long)s->rx, (unsigned long long)s->rx_delivered,
             (unsigned long long)s->rx_no_dest,
             (unsigned long long)s->rx_queue_full,
@@ -429,6 +472,8 @@ static void stats_print(const Mux *mux)
             (unsigned long long)s->tx_refused, mux->n_clients,
             (unsigned long long)s->clients,
             (unsigned long long)s->clients_refused,
+            (unsigned long long)s->clients_refused_uid,
+            (unsigned long long)s->clients_evicted,
             (unsigned long long)s->protocol_errors);
 }
 
@@ -475,6 +520,14 @@ static bool signal_readable(Mux *mux, int sfd)
 }
 
 /* The poll() loop; returns the exit status. */
+static int64_t now_ms(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
+}
+
 static int run(Mux *mux, int sfd)
 {
     struct pollfd fds[3 + MUX_MAX_CLIENTS];
@@ -509,6 +562,7 @@ static int run(Mux *mux, int sfd)
             mux_log("error: poll: %s", strerror(errno));
             return 1;
         }
+        mux->now_ms = now_ms();
         if (fds[0].revents && signal_readable(mux, sfd)) {
             return 0;
         }
@@ -575,6 +629,8 @@ int main(int argc, char **argv)
         return 1;
     }
     mux->listen_fd = -1;
+    mux->max_per_uid = o.max_per_uid;
+    mux->idle_ms = o.idle_ms;
     mux_route_init();
     raise_fd_limit();
     sfd = signals_open();

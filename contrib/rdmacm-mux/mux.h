@@ -11,11 +11,15 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 #include <time.h>
 
 #include "rdmacm-mux.h"
 
 #define MUX_MAX_CLIENTS         256
+/* Defaults of --max-clients-per-uid and --idle-timeout. */
+#define MUX_DEFAULT_MAX_PER_UID 64
+#define MUX_DEFAULT_IDLE_MS     (60 * 1000)
 #define MUX_MAX_GIDS_PER_CLIENT 128
 #define MUX_MAX_RECORDS_PER_CLIENT 1024  /* CM IDs remembered, LRU */
 /* A client's unread output; past it, MADs for that client are dropped. */
@@ -110,10 +114,19 @@ void mux_route_drop_owner(MuxRouteOwner *o);
 
 /* client.c: connections to QEMU instances */
 
+/* Who connected: SO_PEERCRED at accept. */
+typedef struct MuxPeer {
+    pid_t pid;
+    uid_t uid;
+    gid_t gid;
+} MuxPeer;
+
 typedef struct MuxClient {
     MuxRouteOwner route;
     int fd;
     unsigned id;                /* for logs */
+    MuxPeer peer;
+    int64_t last_request_ms;    /* or its connection: idleness */
     uint8_t in[MUX_IN_CAP];
     size_t in_len;
     uint8_t *out;               /* MUX_OUT_CAP bytes */
@@ -132,7 +145,9 @@ typedef struct MuxStats {
     uint64_t tx;                /* MADs sent for clients */
     uint64_t tx_refused;        /* SENDs answered with an error */
     uint64_t clients;           /* connections accepted */
-    uint64_t clients_refused;   /* over MUX_MAX_CLIENTS */
+    uint64_t clients_refused;   /* all refusals */
+    uint64_t clients_refused_uid; /* of them, over max_per_uid */
+    uint64_t clients_evicted;   /* idle, to make room for another */
     uint64_t protocol_errors;   /* clients cut off for malformed input */
 } MuxStats;
 
@@ -143,11 +158,15 @@ typedef struct Mux {
     unsigned n_clients;
     unsigned next_id;
     bool accept_paused;         /* out of file descriptors */
+    unsigned max_per_uid;       /* clients of one peer user */
+    int64_t idle_ms;            /* evictable after; 0: never */
+    int64_t now_ms;             /* monotonic, set by the loop */
+    int64_t refusal_logged_ms;  /* refusals are logged once a second */
     MuxStats stats;
 } Mux;
 
 void mux_client_accept(Mux *mux);
-bool mux_client_add(Mux *mux, int fd);
+bool mux_client_add(Mux *mux, int fd, const MuxPeer *peer);
 void mux_client_service(Mux *mux, MuxClient *c);
 void mux_client_flush(MuxClient *c);
 bool mux_client_wants_input(const MuxClient *c);

@@ -20,6 +20,12 @@
  *   daemon -> client   RECV        RdmaCmMuxMad   a MAD for a claimed GID
  *   daemon -> client   REPLY       none           status of request hdr.seq
  *
+ * A REPLY with seq 0 that answers no request comes just before the daemon
+ * closes the connection: status -EUSERS when the client is refused (too
+ * many clients, or too many of its user), -ETIMEDOUT when it is evicted
+ * (it held no GID and had sent no request for a while, and a new client
+ * needed its place).
+ *
  * A GID belongs to at most one client.  Received MADs are routed by the
  * communication ID first (a CM reply names the ID its requester chose,
  * which the daemon saw leave in that client's SEND) and then by the full

@@ -10,7 +10,7 @@
  *                 SOCKET TEST...
  *        mux-test mkstale PATH
  * Tests: basic routing abuse flood churn maxclients runtime-gid records
- *        fdlimit service hold connect connect-denied connect-race
+ *        idle fdlimit service hold connect connect-denied connect-race
  * With -u/-g it runs as that user and group (the socket's permissions).
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
@@ -125,6 +125,44 @@ static int connect_raw(void)
         return -1;
     }
     return fd;
+}
+
+/*
+ * Connects as another user: the daemon takes SO_PEERCRED, which is the
+ * effective uid at connect().  Needs root; run-tests.sh opens the socket
+ * to everyone for these tests.
+ */
+static int connect_as(uid_t uid)
+{
+    int fd, err;
+
+    if (seteuid(uid) < 0) {
+        return -1;
+    }
+    fd = connect_raw();
+    err = errno;
+    if (seteuid(0) < 0) {
+        perror("seteuid(0)");
+        exit(2);
+    }
+    errno = err;
+    return fd;
+}
+
+static Conn *conn_wrap(int fd)
+{
+    Conn *c;
+
+    if (fd < 0) {
+        return NULL;
+    }
+    c = calloc(1, sizeof(*c));
+    if (!c) {
+        close(fd);
+        return NULL;
+    }
+    c->fd = fd;
+    return c;
 }
 
 static Conn *conn_open(void)
@@ -906,50 +944,101 @@ static void test_churn(void)
     service_check("churn/service-after", gid_a);
 }
 
-/* The client limit: the one too many is told so, the others keep going. */
-static void test_maxclients(void)
+/*
+ * What a new connection gets first: 0 when the daemon serves it (the REPLY
+ * to a request), else the status of the REPLY that refuses it (seq 0,
+ * followed by EOF).
+ */
+static int admission(Conn *c)
 {
-    enum { MAX = 256, TRY = MAX + 4 };
-    int fds[TRY], refused_at = -1, refusal_status = 0;
-    unsigned i, n = 0;
+    RdmaCmMuxGid g;
+    RdmaCmMuxHdr h;
+    RdmaCmMuxMad m;
 
-    for (i = 0; i < TRY; i++) {
-        Conn c;
-        int r;
+    memcpy(g.gid, gid_c, 16);
+    c->seq = 1000;
+    if (!send_msg(c->fd, RDMACM_MUX_UNREGISTER, ++c->seq, &g, sizeof(g)) ||
+        read_msg(c->fd, &h, &m, TIMEOUT_MS) != 1 ||
+        h.type != RDMACM_MUX_REPLY) {
+        return NO_REPLY;
+    }
+    if (h.seq == c->seq) {
+        return h.status == -ENOENT ? 0 : NO_REPLY;
+    }
+    return h.seq == 0 && h.status < 0 ? h.status : NO_REPLY;
+}
 
-        fds[i] = connect_raw();
-        if (fds[i] < 0) {
+/* A GID of its own for client i of a test, not one of the host's. */
+static void fake_gid(uint8_t *gid, unsigned test, unsigned i)
+{
+    memset(gid, 0, 16);
+    gid[0] = 0xfe;
+    gid[1] = 0x80;
+    gid[13] = test;
+    gid[14] = i >> 8;
+    gid[15] = i;
+}
+
+/*
+ * Opens n clients of uid into conns[], each holding a GID of its own (so
+ * that none is evictable as idle); the number that got in.
+ */
+static unsigned open_holders(Conn **conns, unsigned n, uid_t uid,
+                             unsigned test, unsigned first)
+{
+    unsigned i;
+
+    for (i = 0; i < n; i++) {
+        uint8_t gid[16];
+
+        conns[i] = conn_wrap(connect_as(uid));
+        fake_gid(gid, test, first + i);
+        if (!conns[i] || gid_request(conns[i], RDMACM_MUX_REGISTER, gid)) {
+            conn_close(conns[i]);
+            conns[i] = NULL;
             break;
         }
-        n++;
-        memset(&c, 0, sizeof(c));
-        c.fd = fds[i];
-        c.seq = 1000;
-        /* Any request proves that the daemon took this client. */
-        r = gid_request(&c, RDMACM_MUX_UNREGISTER, gid_c);
-        if (r == -ENOENT) {
-            continue;
-        }
-        if (refused_at < 0) {
-            RdmaCmMuxHdr h;
-            RdmaCmMuxMad m;
-
-            refused_at = i;
-            /* The refusal is a REPLY that came before our request's. */
-            close(fds[i]);
-            fds[i] = connect_raw();
-            if (fds[i] >= 0 && read_msg(fds[i], &h, &m, TIMEOUT_MS) == 1) {
-                refusal_status = h.status;
-            }
-        }
     }
-    report(refused_at == MAX && refusal_status == -EUSERS,
-           "maxclients/257th-refused", "first refusal at client %d with "
-           "status %d", refused_at, refusal_status);
-    for (i = 0; i < n; i++) {
-        if (fds[i] >= 0) {
-            close(fds[i]);
-        }
+    return i;
+}
+
+/*
+ * The bounds on clients (daemon defaults): 64 of one user, 256 in all.
+ * The one too many is told so, the others keep going.
+ */
+static void test_maxclients(void)
+{
+    enum { MAX = 256, PER_UID = 64, UIDS = MAX / PER_UID };
+    static const uid_t uids[UIDS + 1] = { 0, 60001, 60002, 60003, 60004 };
+    Conn *conns[MAX + 1] = { NULL };
+    unsigned u, n = 0, got;
+    Conn *c;
+    int r;
+
+    got = open_holders(conns, PER_UID, uids[0], 1, 0);
+    n += got;
+    report(got == PER_UID, "maxclients/64-clients-of-one-user",
+           "%u of %u served", got, PER_UID);
+    c = conn_wrap(connect_as(uids[0]));
+    r = c ? admission(c) : NO_REPLY;
+    expect_status("maxclients/65th-client-of-one-user-refused", r, -EUSERS);
+    if (r == 0) {
+        conns[n++] = c;         /* a daemon without the bound */
+    } else {
+        conn_close(c);
+    }
+    for (u = 1; u < UIDS; u++) {
+        got = open_holders(conns + n, MAX - n < PER_UID ? MAX - n : PER_UID,
+                           uids[u], 1, n);
+        n += got;
+    }
+    report(n == MAX, "maxclients/256-clients-of-4-users", "%u served", n);
+    c = conn_wrap(connect_as(uids[UIDS]));
+    expect_status("maxclients/257th-refused", c ? admission(c) : NO_REPLY,
+                  -EUSERS);
+    conn_close(c);
+    for (u = 0; u < n; u++) {
+        conn_close(conns[u]);
     }
     sleep_ms(200);
     service_check("maxclients/service-after", gid_a);
@@ -1108,10 +1197,104 @@ static void test_fdlimit(void)
     service_check("fdlimit/service-after", gid_a);
 }
 
+/* Reads the REPLY (seq 0) that announces an eviction, then EOF. */
+static bool evicted(Conn *c)
+{
+    RdmaCmMuxHdr h;
+    RdmaCmMuxMad m;
+    char byte;
+
+    return read_msg(c->fd, &h, &m, TIMEOUT_MS) == 1 &&
+           h.type == RDMACM_MUX_REPLY && h.seq == 0 &&
+           h.status == -ETIMEDOUT &&
+           read_all(c->fd, &byte, 1, TIMEOUT_MS) == -1;
+}
+
+/* Connects until the daemon takes the client (bounded); NULL if never. */
+static Conn *admitted(void)
+{
+    int64_t end = now_ms() + 3 * TIMEOUT_MS;
+
+    do {
+        Conn *c = conn_open();
+
+        if (c && admission(c) == 0) {
+            return c;
+        }
+        conn_close(c);
+        sleep_ms(200);
+    } while (now_ms() < end);
+    return NULL;
+}
+
 /* A client is served: it gets the REPLY to a request. */
 static bool served(Conn *c)
 {
     return gid_request(c, RDMACM_MUX_UNREGISTER, gid_c) == -ENOENT;
+}
+
+/*
+ * Idle clients make room (run-tests.sh starts the daemon with
+ * --max-clients-per-uid 4 --idle-timeout 1): a client that holds no GID
+ * and sent no request for a second is evicted, the longest idle first, when
+ * a new client of its user would be refused; one holding a GID never is.
+ */
+static void test_idle(void)
+{
+    enum { BOUND = 4 };
+    Conn *c[BOUND + 1] = { NULL }, *late = NULL;
+    uint8_t gid[16];
+    unsigned i;
+
+    /* c[0] and c[1] hold GIDs; c[2] is idle longer than c[3]. */
+    for (i = 0; i < BOUND; i++) {
+        c[i] = conn_open();
+        fake_gid(gid, 2, i);
+        if (!c[i] || (i < 2 ? gid_request(c[i], RDMACM_MUX_REGISTER, gid)
+                            : !served(c[i]))) {
+            report(false, "idle/setup", "client %u not served", i);
+            goto out;
+        }
+        sleep_ms(100);
+    }
+    c[BOUND] = admitted();
+    report(c[BOUND], "idle/new-client-gets-an-idle-clients-place",
+           "refused for %d s", 3 * TIMEOUT_MS / 1000);
+    report(evicted(c[2]), "idle/longest-idle-evicted-and-told",
+           "no REPLY -ETIMEDOUT and EOF");
+    report(served(c[3]), "idle/other-idle-client-kept", "not served");
+    report(served(c[0]) && served(c[1]), "idle/gid-holders-kept",
+           "not served");
+    if (!c[BOUND]) {
+        goto out;
+    }
+
+    /* Now all four hold a GID: none is ever evicted. */
+    fake_gid(gid, 2, 3);
+    if (gid_request(c[3], RDMACM_MUX_REGISTER, gid) ||
+        (fake_gid(gid, 2, 4), gid_request(c[BOUND], RDMACM_MUX_REGISTER,
+                                           gid))) {
+        report(false, "idle/register", "cannot register");
+        goto out;
+    }
+    sleep_ms(3000);             /* three times the idle timeout */
+    late = conn_open();
+    expect_status("idle/gid-holders-never-evicted",
+                  late ? admission(late) : NO_REPLY, -EUSERS);
+    conn_close(late);
+
+    /* Without its GID, a client is idle again. */
+    fake_gid(gid, 2, 0);
+    expect_status("idle/unregister", gid_request(c[0], RDMACM_MUX_UNREGISTER,
+                                                 gid), 0);
+    late = admitted();
+    report(late && evicted(c[0]), "idle/evictable-once-its-gid-is-released",
+           "%s", late ? "not evicted" : "no place made");
+out:
+    for (i = 0; i <= BOUND; i++) {
+        conn_close(c[i]);
+    }
+    conn_close(late);
 }
 
 /* The socket lets this user connect and be served (-u, -g). */
@@ -1304,6 +1487,7 @@ int main(int argc, char **argv)
         { "maxclients", test_maxclients },
         { "runtime-gid", test_runtime_gid },
         { "records", test_records },
+        { "idle", test_idle },
         { "connect", test_connect },
         { "connect-denied", test_connect_denied },
         { "connect-race", test_connect_race },

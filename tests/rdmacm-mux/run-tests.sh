@@ -214,12 +214,14 @@ expect_out "help" 0 "Usage: rdmacm-mux -d DEVICE" "--device" "--port" \
     "must NOT have the kernel's own CM" "does not daemonize"
 expect_out "help-socket-permissions" 0 "--owner USER" "--group GROUP" \
     "--mode MODE" "(default 0600)"
+expect_out "help-client-bounds" 0 "--max-clients-per-uid N" "(default 64)" \
+    "--idle-timeout SECONDS" "(default 60; 0: never evicted)"
 
 
 run_daemon -s "$prefix"
 expect_out "no-device-refused" 2 "no RDMA device given"
 
-# Bad values of the socket's permissions.
+# Bad values of the socket's permissions and of the bounds.
 run_daemon -d "$dev" -s "$prefix" --mode 0999
 expect_out "bad-mode-refused" 2 "bad --mode '0999'" "octal"
 run_daemon -d "$dev" -s "$prefix" --mode 04755
@@ -232,6 +234,11 @@ expect_out "unknown-owner-refused" 2 \
 run_daemon -d "$dev" -s "$prefix" --group no-such-group-here
 expect_out "unknown-group-refused" 2 \
     "bad --group 'no-such-group-here': no such group"
+run_daemon -d "$dev" -s "$prefix" --max-clients-per-uid 0
+expect_out "zero-clients-per-uid-refused" 2 \
+    "bad --max-clients-per-uid '0' (1 to 256)"
+run_daemon -d "$dev" -s "$prefix" --idle-timeout -5
+expect_out "negative-idle-timeout-refused" 2 "bad --idle-timeout '-5'"
 
 run_daemon -d nosuch0 -s "$prefix"
 expect_out "bad-device-refused" 1 "no RDMA device 'nosuch0'; devices found:" \
@@ -278,6 +285,8 @@ alive "refusals"
 
 # --- tests 1 to 3: clients ------------------------------------------------
 
+# Clients of other users (the per-user bound, ownership across users).
+chmod 0666 "$sock"
 mux_test basic
 alive "basic"
 mux_test routing
@@ -314,9 +323,13 @@ count() {
 check "stats-no-client-counted" [ "$(count 'no client \([0-9]*\)')" -ge 2 ]
 check "stats-queue-full-counted" [ "$(count 'queue full \([0-9]*\)')" -ge 1 ]
 check "stats-refused-clients-counted" \
-    [ "$(count 'accepted, \([0-9]*\) refused')" -ge 4 ]
+    [ "$(count 'accepted, \([0-9]*\) refused')" -ge 2 ]
+check "stats-refused-per-user-counted" \
+    [ "$(count '(\([0-9]*\) over the per-user bound')" -ge 1 ]
+check "refusal-per-user-logged" \
+    grep -q "refusing a client of uid 0 (pid [0-9]*): its user is at" "$log"
 check "stats-malformed-counted" \
-    [ "$(count 'refused, \([0-9]*\) cut off')" -ge 9 ]
+    [ "$(count 'idle, \([0-9]*\) cut off')" -ge 9 ]
 
 # --- test 4: signals ------------------------------------------------------
 
@@ -396,6 +409,25 @@ if UMASK=000 start_daemon --owner nobody --group nogroup --mode 0660; then
     stop_daemon TERM perm-owner
 else
     notok "perm-daemon-starts-with-owner-group-mode" "$(tail -n 5 "$log")"
+fi
+
+# --- idle clients make room -------------------------------------------------
+
+if start_daemon --max-clients-per-uid 4 --idle-timeout 1; then
+    ok "idle-daemon-starts"
+    mux_test idle
+    alive "idle"
+    check "idle/eviction-logged" \
+        grep -q "evicting client [0-9]* (uid 0 pid [0-9]*), idle for" "$log"
+    kill -USR1 "$pid"
+    sleep 1
+    stats=$(grep "MADs received" "$log" | tail -n 1)
+    echo "# $stats"
+    check "idle/stats-evictions-counted" \
+        [ "$(count 'bound), \([0-9]*\) evicted idle')" -ge 2 ]
+    stop_daemon TERM idle
+else
+    notok "idle-daemon-starts" "$(tail -n 5 "$log")"
 fi
 
 if [ "$valgrind" = 1 ]; then
