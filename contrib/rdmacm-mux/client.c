@@ -90,25 +90,10 @@ bool mux_client_deliver(Mux *mux, MuxClient *c, const RdmaCmMuxMad *m)
     return true;
 }
 
-static const char *route_reason_str(MuxRouteReason r)
-{
-    switch (r) {
-    case MUX_ROUTE_COMM_ID:
-        return "communication ID";
-    case MUX_ROUTE_SIDR_ID:
-        return "SIDR request ID";
-    case MUX_ROUTE_GID:
-        return "destination GID";
-    default:
-        return "nothing";
-    }
-}
-
 void mux_client_route(Mux *mux, const RdmaCmMuxMad *m)
 {
     char s[MUX_GID_STRLEN], d[MUX_GID_STRLEN];
-    MuxRouteReason why = MUX_ROUTE_NONE;
-    MuxRouteOwner *o = mux_route_lookup(m->dgid, m->mad, &why);
+    MuxRouteOwner *o = mux_route_lookup(m->dgid);
     uint16_t attr = m->mad[MUX_MAD_ATTR_ID] << 8 | m->mad[MUX_MAD_ATTR_ID + 1];
     MuxClient *c;
 
@@ -120,10 +105,9 @@ void mux_client_route(Mux *mux, const RdmaCmMuxMad *m)
         return;
     }
     c = (MuxClient *)((char *)o - offsetof(MuxClient, route));
-    mux_debug("MAD attr 0x%04x %s -> %s to client %u by %s", attr,
+    mux_debug("MAD attr 0x%04x %s -> %s to client %u", attr,
               mux_gid_str(m->sgid, s, sizeof(s)),
-              mux_gid_str(m->dgid, d, sizeof(d)), c->id,
-              route_reason_str(why));
+              mux_gid_str(m->dgid, d, sizeof(d)), c->id);
     mux_client_deliver(mux, c, m);
 }
 
@@ -227,7 +211,6 @@ static int handle_send(Mux *mux, MuxClient *c, const RdmaCmMuxMad *m)
         return r;
     }
     mux->stats.tx++;
-    mux_route_note_send(&c->route, m->sgid, m->mad);
     return 0;
 }
 

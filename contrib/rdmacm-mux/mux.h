@@ -21,7 +21,6 @@
 #define MUX_DEFAULT_MAX_PER_UID 64
 #define MUX_DEFAULT_IDLE_MS     (60 * 1000)
 #define MUX_MAX_GIDS_PER_CLIENT 128
-#define MUX_MAX_RECORDS_PER_CLIENT 1024  /* CM IDs remembered, LRU */
 /* A client's unread output; past it, MADs for that client are dropped. */
 #define MUX_OUT_CAP             (64 * 1024)
 /* Bytes read from a client at a time (many messages per read). */
@@ -40,7 +39,6 @@
 #define MUX_MAD_METHOD          3
 #define MUX_MAD_ATTR_ID         16
 #define MUX_MAD_LOCAL_COMM_ID   24      /* also SIDR's Request ID */
-#define MUX_MAD_REMOTE_COMM_ID  28
 
 extern bool mux_verbose;
 
@@ -82,34 +80,19 @@ enum {
 };
 int mux_port_recv(MuxPort *p, RdmaCmMuxMad *m);
 
-/* route.c: who owns a GID, which client a CM reply belongs to */
+/* route.c: who owns a GID, so which client a received MAD is for */
 
-typedef struct MuxRecord MuxRecord;
-
-/* Embedded in each client: its share of the routing tables. */
+/* Embedded in each client: its share of the routing table. */
 typedef struct MuxRouteOwner {
     unsigned n_gids;
-    unsigned n_records;
-    MuxRecord *oldest;          /* records, least recently used first */
-    MuxRecord *newest;
 } MuxRouteOwner;
-
-typedef enum MuxRouteReason {
-    MUX_ROUTE_NONE,
-    MUX_ROUTE_COMM_ID,
-    MUX_ROUTE_SIDR_ID,
-    MUX_ROUTE_GID,
-} MuxRouteReason;
 
 void mux_route_init(void);
 void mux_route_fini(void);
 int mux_route_claim(MuxRouteOwner *o, const uint8_t *gid);
 int mux_route_release(MuxRouteOwner *o, const uint8_t *gid);
 bool mux_route_owns(const MuxRouteOwner *o, const uint8_t *gid);
-void mux_route_note_send(MuxRouteOwner *o, const uint8_t *sgid,
-                         const uint8_t *mad);
-MuxRouteOwner *mux_route_lookup(const uint8_t *dgid, const uint8_t *mad,
-                                MuxRouteReason *reason);
+MuxRouteOwner *mux_route_lookup(const uint8_t *dgid);
 void mux_route_drop_owner(MuxRouteOwner *o);
 
 /* client.c: connections to QEMU instances */

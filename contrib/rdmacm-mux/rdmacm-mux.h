@@ -26,10 +26,9 @@
  * (it held no GID and had sent no request for a while, and a new client
  * needed its place).
  *
- * A GID belongs to at most one client.  Received MADs are routed by the
- * communication ID first (a CM reply names the ID its requester chose,
- * which the daemon saw leave in that client's SEND) and then by the full
- * 128-bit destination GID.
+ * A GID belongs to at most one client (REGISTER of another's: -EADDRINUSE)
+ * and a client sends only from GIDs it holds (SEND from another: -EPERM).
+ * Received MADs go to the owner of their full 128-bit destination GID.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */

@@ -9,7 +9,7 @@
  * Usage: mux-test [-a GID] [-b GID] [-c IPV4] [-i NETDEV] [-u UID] [-g GID]
  *                 SOCKET TEST...
  *        mux-test mkstale PATH
- * Tests: basic routing abuse flood churn maxclients runtime-gid records
+ * Tests: basic routing abuse flood churn maxclients runtime-gid ownership
  *        idle fdlimit service hold connect connect-denied connect-race
  * With -u/-g it runs as that user and group (the socket's permissions).
  *
@@ -587,29 +587,35 @@ static void test_routing(void)
     };
     static const Step steps[] = {
         /*
-         * What only the communication ID can route: A's REQ leaves with
-         * Local Comm ID X.  A reply naming X as its Remote Comm ID goes to
-         * A even when it is addressed to B's GID; by GID it would go to B.
+         * A's REQ leaves with Local Comm ID X.  A reply naming X as its
+         * Remote Comm ID but addressed to B's GID goes to B, the owner of
+         * that GID: the ID is the sender's to choose, so it cannot take a
+         * MAD away from a GID's owner (AUDIT 7).
          */
         { "routing/req-by-gid", ATTR_REQ, X, 0, A, B, B },
-        { "routing/rep-by-comm-id-not-gid", ATTR_REP, Y, X, B, B, A },
-        { "routing/mra-by-comm-id", ATTR_MRA, Y, X, B, B, A },
-        { "routing/rej-by-comm-id", ATTR_REJ, Y, X, B, B, A },
-        /* A Remote Comm ID nobody sent: the destination GID decides. */
+        { "routing/rep-to-gid-owner-not-id-sender", ATTR_REP, Y, X, B, B,
+          B },
+        { "routing/mra-to-gid-owner-not-id-sender", ATTR_MRA, Y, X, B, B,
+          B },
+        { "routing/rej-to-gid-owner-not-id-sender", ATTR_REJ, Y, X, B, B,
+          B },
+        /* The real reply to A's REQ is addressed to A's GID. */
+        { "routing/rep-to-requester", ATTR_REP, Y, X, B, A, A },
         { "routing/unknown-comm-id-by-gid", ATTR_REP, Y, Z, A, B, B },
         /*
          * Two clients chose the same ID X (their CMs choose independently):
-         * the record whose GID is the destination wins.  Keying records by
-         * the ID alone would send B's reply to A.
+         * each gets the replies addressed to its own GID.
          */
         { "routing/same-id-req-b-to-a", ATTR_REQ, X, 0, B, A, A },
         { "routing/same-id-rep-to-b", ATTR_REP, Z, X, A, B, B },
         { "routing/same-id-rep-to-a", ATTR_REP, Z, X, B, A, A },
         /* W: an ID that only B uses. */
         { "routing/rtu-b-to-a", ATTR_RTU, W, X, B, A, A },
-        /* SIDR: the REP goes back by the REQ's Request ID. */
+        /* SIDR: the same, with the REQ's Request ID. */
         { "routing/sidr-req-by-gid", ATTR_SIDR_REQ, SIDR, 0, A, B, B },
-        { "routing/sidr-rep-by-request-id", ATTR_SIDR_REP, SIDR, 0, B, B, A },
+        { "routing/sidr-rep-to-gid-owner-not-id-sender", ATTR_SIDR_REP,
+          SIDR, 0, B, B, B },
+        { "routing/sidr-rep-to-requester", ATTR_SIDR_REP, SIDR, 0, B, A, A },
         { "routing/sidr-rep-unknown-id-by-gid", ATTR_SIDR_REP, SIDR + 1, 0,
           A, B, B },
     };
@@ -673,9 +679,9 @@ static void test_routing(void)
     make_mad(mad, ATTR_REQ, 0x77000007, 0);
     expect_status("routing/send-to-unclaimed-gid",
                   send_mad(a, gid_a, gid_b, mad), 0);
-    /* B's records went with its GID: a reply to B's ID w has no route. */
+    /* A reply to an ID of B's, at B's released GID, has no route either. */
     make_mad(mad, ATTR_DREQ, 0x7a00000a, W);
-    expect_status("routing/send-reply-to-dropped-record",
+    expect_status("routing/send-reply-to-released-gid",
                   send_mad(a, gid_a, gid_b, mad), 0);
     barrier("routing/barrier", a, gid_a);
     expect_status("routing/reregister",
@@ -1197,6 +1203,67 @@ static void test_fdlimit(void)
     service_check("fdlimit/service-after", gid_a);
 }
 
+/*
+ * A GID belongs to one client: another, of whatever user, can neither
+ * take it nor send from it, nor get the MADs addressed to it by sending
+ * requests with the communication IDs that replies will name.
+ */
+static void test_ownership(void)
+{
+    enum { SPRAY = 32, ID = 0xc1000000 };
+    uint8_t mad[RDMACM_MUX_MAD_SIZE];
+    RdmaCmMuxMad m;
+    unsigned i, bad = 0;
+    Conn *a = conn_open(), *b = conn_open();
+    Conn *x = conn_wrap(connect_as(60001));
+
+    if (!a || !b || !x || gid_request(a, RDMACM_MUX_REGISTER, gid_a)) {
+        report(false, "ownership/setup", "cannot connect and register");
+        goto out;
+    }
+    expect_status("ownership/other-user-cannot-register-held-gid",
+                  gid_request(x, RDMACM_MUX_REGISTER, gid_a), -EADDRINUSE);
+    make_mad(mad, ATTR_REQ, ID - 1, 0);
+    expect_status("ownership/other-user-cannot-send-from-held-gid",
+                  send_mad(x, gid_a, gid_b, mad), -EPERM);
+    expect_status("ownership/other-user-cannot-release-held-gid",
+                  gid_request(x, RDMACM_MUX_UNREGISTER, gid_a), -ENOENT);
+
+    /* A sprays REQs with IDs to B's GID before B holds it (dropped). */
+    for (i = 0; i < SPRAY; i++) {
+        make_mad(mad, ATTR_REQ, ID + i, 0);
+        bad += send_mad(a, gid_a, gid_b, mad) != 0;
+    }
+    report(bad == 0, "ownership/spray-sent", "%u SENDs failed", bad);
+    barrier("ownership/barrier", a, gid_a);
+    if (gid_request(b, RDMACM_MUX_REGISTER, gid_b)) {
+        report(false, "ownership/register-b", "cannot register B");
+        goto out;
+    }
+    /* A reply for B's GID that names one of A's IDs is B's. */
+    make_mad(mad, ATTR_REP, 0xc2000000, ID + SPRAY / 2);
+    exchange("ownership/comm-id-spray-takes-no-reply", b, gid_b, b, gid_b,
+             mad);
+    make_mad(mad, ATTR_DREQ, 0xc2000000, ID + SPRAY - 1);
+    exchange("ownership/comm-id-spray-takes-no-dreq", b, gid_b, b, gid_b,
+             mad);
+    report(!wait_recv(a, &m, 300), "ownership/sprayer-got-nothing",
+           "A received a MAD addressed to B's GID");
+
+    /* Its GIDs are free as soon as its holder is gone. */
+    conn_close(a);
+    a = NULL;
+    expect_status("ownership/gid-free-after-holder-left",
+                  register_gid(x, gid_a), 0);
+    make_mad(mad, ATTR_REQ, 0xc3000000, 0);
+    exchange("ownership/new-holder-sends-and-receives", x, gid_a, x, gid_a,
+             mad);
+out:
+    conn_close(a);
+    conn_close(b);
+    conn_close(x);
+}
+
 /* Reads the REPLY (seq 0) that announces an eviction, then EOF. */
 static bool evicted(Conn *c)
 {
@@ -1349,54 +1416,6 @@ static void test_connect_race(void)
     printf("# %u attempts, %u with the socket there\n", tries, after);
 }
 
-/*
- * Records are bounded per client: the oldest goes first, and a reply to it
- * is then routed by its GID alone.
- */
-static void test_records(void)
-{
-    enum { RECORDS = 1024 };
-    /* The newest IDs still route to A, the evicted first one by GID. */
-    static const Step steps[] = {
-        { "records/newest-kept", ATTR_REP, 0xe1000000,
-          0xe0000000 + RECORDS - 1, B, B, A },
-        { "records/second-oldest-kept", ATTR_REP, 0xe1000001, 0xe0000001,
-          B, B, A },
-        { "records/oldest-evicted", ATTR_REP, 0xe1000002, 0xe0000000,
-          B, B, B },
-    };
-    uint8_t mad[RDMACM_MUX_MAD_SIZE];
-    RdmaCmMuxMad m;
-    unsigned i, bad = 0;
-    Conn *a = conn_open(), *b = conn_open();
-    Conn *conns[] = { a, b };
-
-    if (!a || !b || gid_request(a, RDMACM_MUX_REGISTER, gid_a)) {
-        report(false, "records/setup", "cannot connect and register");
-        goto out;
-    }
-    /*
-     * RECORDS IDs to a GID nobody holds (all dropped, all recorded), and
-     * the barrier's REQ makes one more: the first ID is evicted.
-     */
-    for (i = 0; i < RECORDS; i++) {
-        make_mad(mad, ATTR_REQ, 0xe0000000 + i, 0);
-        bad += send_mad(a, gid_a, gid_b, mad) != 0;
-    }
-    report(bad == 0, "records/sends", "%u SENDs failed", bad);
-    barrier("records/barrier", a, gid_a);
-    if (gid_request(b, RDMACM_MUX_REGISTER, gid_b)) {
-        report(false, "records/register-b", "cannot register B");
-        goto out;
-    }
-    run_steps(conns, steps, sizeof(steps) / sizeof(steps[0]));
-    report(!wait_recv(a, &m, 300), "records/evicted-not-to-a",
-           "A received a reply to an evicted ID");
-out:
-    conn_close(a);
-    conn_close(b);
-}
-
 /* Holds a GID until the daemon goes away, which it must tell by EOF. */
 static void test_hold(void)
 {
@@ -1486,7 +1505,7 @@ int main(int argc, char **argv)
         { "churn", test_churn },
         { "maxclients", test_maxclients },
         { "runtime-gid", test_runtime_gid },
-        { "records", test_records },
+        { "ownership", test_ownership },
         { "idle", test_idle },
         { "connect", test_connect },
         { "connect-denied", test_connect_denied },

@@ -306,8 +306,8 @@ else
     ip addr del "$gid_c/24" dev "$netdev" 2>/dev/null
     alive "runtime-gid"
 fi
-mux_test records
-alive "records"
+mux_test ownership
+alive "ownership"
 
 # The counters: drops for nobody and for the non-reader, cut-off clients.
 kill -USR1 "$pid"
