@@ -3,8 +3,8 @@
 #
 # Configure (once) and build QEMU with the pvrdma device in <build-dir>.
 #   build-qemu.sh <project-dir> <build-dir> [asan]
-# The asan flavour is the same build with AddressSanitizer/LeakSanitizer,
-# used to run the qtests.  ccache is used when installed.
+# The asan flavour is the same build with AddressSanitizer, LeakSanitizer
+# and UndefinedBehaviorSanitizer, used to run the qtests.  ccache is used when installed.
 set -euo pipefail
 
 top=$(cd "$1" && pwd)
@@ -30,7 +30,7 @@ opts=(
     --disable-werror
 )
 if [ "$flavour" = asan ]; then
-    opts+=(--enable-asan --enable-debug-info --extra-cflags=-O1)
+    opts+=(--enable-asan --enable-ubsan --enable-debug-info --extra-cflags=-O1)
 fi
 
 mkdir -p "$out"

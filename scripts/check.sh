@@ -37,7 +37,8 @@ count() {
     total_fail=$((total_fail + f))
 }
 
-# qtest output is TAP; sanitizer reports count as failures too.
+# qtest output is TAP; sanitizer reports count as failures too (UBSan:
+# those in hw/rdma).
 run_qtest() {
     local lane=$1 qemu=$2 out=$logdir/$1.log p=0 f=0 san t planned tp tf
     : > "$out"
@@ -45,6 +46,7 @@ run_qtest() {
         echo "== $lane: tests/qtest/$t on $qemu"
         QTEST_QEMU_BINARY=$qemu \
         ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:exitcode=66 \
+        UBSAN_OPTIONS=print_stacktrace=1 \
         LSAN_OPTIONS=suppressions=$top/tests/qtest/lsan.supp:print_suppressions=0 \
             timeout 1200 "$build/qemu/tests/qtest/$t" --tap -k > "$out.$t" 2>&1
         cat "$out.$t" >> "$out"
@@ -66,6 +68,14 @@ run_qtest() {
         echo "  $san sanitizer report(s), see $out"
         grep -A12 'ERROR: .*Sanitizer' "$out" | head -40 | sed 's/^/  # /'
     fi
+    # UBSan reports and goes on: undefined behaviour in the device's code
+    # fails the lane; elsewhere in QEMU it is shown, not counted.
+    ub=$(grep 'runtime error:' "$out" | grep -c 'hw/rdma/' || true)
+    if grep -q 'runtime error:' "$out"; then
+        echo "  undefined behaviour reported ($ub in hw/rdma), see $out"
+        grep 'runtime error:' "$out" | sort | uniq -c | head -10 | sed 's/^/  # /'
+    fi
+    san=$((san + ub))
     echo "$lane: $p passed, $((f + san)) failed" | tee -a "$out"
     count "$lane" "$out"
 }

@@ -6,6 +6,7 @@
 
 #include "qemu/osdep.h"
 #include "qemu/host-utils.h"
+#include "hw/pci/pci_regs.h"
 #include "pvrdma-qtest.h"
 
 /* The backend under test */
@@ -73,17 +74,83 @@ Pv *pv_start_args(const char *extra)
                           machine, SLOT, SLOT, device, extra ? extra : "");
     pc_alloc_init(&pv->alloc, pv->qts, 0);
     pv->bus = qpci_new_pc(pv->qts, &pv->alloc);
-    pv->dev = qpci_device_find(pv->bus, QPCI_DEVFN(SLOT, 1));
-    g_assert(pv->dev);
-    qpci_device_enable(pv->dev);
-    pv->regs = qpci_iomap(pv->dev, PVRDMA_BAR_REGS, NULL);
-    pv->uar = qpci_iomap(pv->dev, PVRDMA_BAR_UAR, NULL);
+    pv_attach(pv);
     return pv;
 }
 
 Pv *pv_start(void)
 {
     return pv_start_args(NULL);
+}
+
+/*
+ * q35 with the two functions behind a PCIe root port, as libvirt lays out
+ * a q35 guest.  There is no firmware, so the test does its part: MMCFG on
+ * at PV_MMCFG (MCH PCIEXBAR), bus 1 behind the port with a memory window
+ * where libqos puts BARs, memory and bus mastering on in the port.
+ */
+static void pv_q35_firmware(Pv *pv)
+{
+    QPCIDevice *host = qpci_device_find(pv->bus, QPCI_DEVFN(0, 0));
+    QPCIDevice *rp = qpci_device_find(pv->bus, QPCI_DEVFN(PV_RP_SLOT, 0));
+
+    g_assert(host && rp);
+    qpci_config_writel(host, 0x64, 0);
+    qpci_config_writel(host, 0x60, PV_MMCFG | 1);   /* 256 buses, enabled */
+    qpci_config_writeb(rp, PCI_PRIMARY_BUS, 0);
+    qpci_config_writeb(rp, PCI_SECONDARY_BUS, 1);
+    qpci_config_writeb(rp, PCI_SUBORDINATE_BUS, 1);
+    qpci_config_writew(rp, PCI_MEMORY_BASE, 0xe000);
+    qpci_config_writew(rp, PCI_MEMORY_LIMIT, 0xfff0);
+    qpci_config_writew(rp, PCI_COMMAND,
+                       PCI_COMMAND_MEMORY | PCI_COMMAND_MASTER);
+    g_free(host);
+    g_free(rp);
+}
+
+Pv *pv_start_q35(void)
+{
+    Pv *pv = g_new0(Pv, 1);
+    g_autofree char *machine = NULL;
+    g_autofree char *device = NULL;
+
+    pv_ibverbs_args(&machine, &device);
+    pv->qts = qtest_initf("-M q35 -nodefaults %s"
+                          "-device pcie-root-port,id=rp0,bus=pcie.0,"
+                          "addr=%x.0,chassis=1,slot=1 "
+                          "-device vmxnet3,bus=rp0,addr=0.0,multifunction=on,"
+                          "mac=" MAC " -device pvrdma,id=rdma,bus=rp0,"
+                          "addr=0.1%s", machine, PV_RP_SLOT, device);
+    pc_alloc_init(&pv->alloc, pv->qts, 0);
+    pv->bus = qpci_new_pc(pv->qts, &pv->alloc);
+    pv->q35 = true;
+    pv_q35_firmware(pv);
+    pv_attach(pv);
+    return pv;
+}
+
+/* Bus 1, device 0, function 1: config cycles carry the bus in bits 8-15. */
+#define PV_Q35_DEVFN    ((1 << 8) | QPCI_DEVFN(0, 1))
+
+void pv_attach(Pv *pv)
+{
+    int devfn = pv->q35 ? PV_Q35_DEVFN : QPCI_DEVFN(SLOT, 1);
+
+    g_free(pv->dev);
+    pv->dev = qpci_device_find(pv->bus, devfn);
+    g_assert(pv->dev);
+    qpci_device_enable(pv->dev);
+    pv->regs = qpci_iomap(pv->dev, PVRDMA_BAR_REGS, NULL);
+    pv->uar = qpci_iomap(pv->dev, PVRDMA_BAR_UAR, NULL);
+}
+
+void pv_load(Pv *pv)
+{
+    g_assert_cmpuint(pv_write_dsr(pv, PVRDMA_VERSION_QPHANDLE, 4, 4), ==,
+                     ERR_OK);
+    wr(pv, PVRDMA_REG_IMR, 0);
+    wr(pv, PVRDMA_REG_CTL, PVRDMA_CTL_ACTIVATE);
+    g_assert_cmpuint(rd(pv, PVRDMA_REG_ERR), ==, ERR_OK);
 }
 
 void pv_stop(Pv *pv)
@@ -187,11 +254,7 @@ Pv *pv_probe(void)
 {
     Pv *pv = pv_start();
 
-    g_assert_cmpuint(pv_write_dsr(pv, PVRDMA_VERSION_QPHANDLE, 4, 4), ==,
-                     ERR_OK);
-    wr(pv, PVRDMA_REG_IMR, 0);
-    wr(pv, PVRDMA_REG_CTL, PVRDMA_CTL_ACTIVATE);
-    g_assert_cmpuint(rd(pv, PVRDMA_REG_ERR), ==, ERR_OK);
+    pv_load(pv);
     return pv;
 }
 
@@ -314,6 +377,7 @@ PvrdmaCmdCreateQp qp_cmd_pages(Pv *pv, const QpSpec *q, uint64_t **pages)
     c.send_chunks = send;
     c.total_chunks = total;
     p = g_new0(uint64_t, total);
+    p[0] = q->state_page;
     c.pdir_dma = make_pdir(pv, total, p);
     if (pages) {
         *pages = p;
@@ -663,11 +727,17 @@ uint32_t dma_mr(Pv *pv, uint32_t pd, uint32_t access)
 
 PvCq *pv_cq_new(Pv *pv, uint32_t cqe)
 {
+    return pv_cq_new_state(pv, cqe, 0);
+}
+
+PvCq *pv_cq_new_state(Pv *pv, uint32_t cqe, uint64_t state)
+{
     PvCq *cq = g_new0(PvCq, 1);
 
     cq->cqe = cqe;
     cq->npages = 1 + DIV_ROUND_UP(cqe * sizeof(PvrdmaCqe), PAGE);
     cq->pages = g_new0(uint64_t, cq->npages);
+    cq->pages[0] = state;
     g_assert_cmpuint(create_cq_pages(pv, cqe, cq->npages,
                                      make_pdir(pv, cq->npages, cq->pages),
                                      &cq->handle), ==, ERR_OK);

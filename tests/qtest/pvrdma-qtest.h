@@ -40,6 +40,7 @@ typedef struct Pv {
     uint64_t async_pages[4];
     uint64_t cq_pages[4];
     uint64_t cookie;
+    bool q35;                       /* behind a root port (pv_start_q35) */
 } Pv;
 
 typedef struct QpSpec {
@@ -47,6 +48,7 @@ typedef struct QpSpec {
     uint32_t pd, scq, rcq, srq;
     bool is_srq;
     uint32_t send_wr, recv_wr, send_sge, recv_sge;
+    uint64_t state_page;            /* ring state page; 0: a fresh one */
 } QpSpec;
 
 /*
@@ -80,6 +82,17 @@ void pv_settle(void);
  */
 Pv *pv_start_args(const char *extra);
 Pv *pv_start(void);
+/*
+ * q35, the two functions behind a pcie-root-port at 00:PV_RP_SLOT.0 on bus
+ * 1, MMCFG enabled at PV_MMCFG (the test plays the firmware).
+ */
+#define PV_MMCFG        0xb0000000u
+#define PV_RP_SLOT      0x10
+Pv *pv_start_q35(void);
+/* Find, enable and map the device (again, after a reset cleared it). */
+void pv_attach(Pv *pv);
+/* The driver's probe on a started device: DSR, IMR=0, ACTIVATE. */
+void pv_load(Pv *pv);
 void pv_stop(Pv *pv);
 uint32_t rd(Pv *pv, uint32_t reg);
 void wr(Pv *pv, uint32_t reg, uint32_t val);
@@ -196,6 +209,8 @@ uint32_t gid_unbind_gid(Pv *pv, uint32_t index, const uint8_t *gid);
 uint32_t dma_mr(Pv *pv, uint32_t pd, uint32_t access);
 
 PvCq *pv_cq_new(Pv *pv, uint32_t cqe);
+/* A CQ whose ring state page is @state (a hostile layout: shared). */
+PvCq *pv_cq_new_state(Pv *pv, uint32_t cqe, uint64_t state);
 bool pv_cq_poll(Pv *pv, PvCq *cq, PvrdmaCqe *cqe);
 /* pv_cq_poll() that waits up to PV_WAIT_US for a CQE. */
 bool pv_cq_poll_wait(Pv *pv, PvCq *cq, PvrdmaCqe *cqe);
