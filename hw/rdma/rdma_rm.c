@@ -190,6 +190,66 @@ void rdma_rm_reset(RdmaResources *rm)
     rm->mr_pages_total = 0;
 }
 
+/* Entry points (see rdma_rm.h) */
+
+bool rdma_rm_enter(RdmaResources *rm)
+{
+    DeviceState *dev = DEVICE(rm->pdev);
+
+    /* Unplugged from inside an entry point: the teardown is pending. */
+    if (!rdma_dev_live(rm->pdev)) {
+        return false;
+    }
+    if (rm->depth++ == 0) {
+        rm->guard_saved = dev->mem_reentrancy_guard.engaged_in_io;
+        dev->mem_reentrancy_guard.engaged_in_io = true;
+        rm->budget_wqes = RDMA_ENTRY_WQES;
+        rm->budget_bytes = RDMA_ENTRY_BYTES;
+    }
+    return true;
+}
+
+void rdma_rm_leave(RdmaResources *rm)
+{
+    DeviceState *dev = DEVICE(rm->pdev);
+
+    assert(rm->depth);
+    /* Still inside (depth 1): what is deferred runs under the guard too. */
+    while (rm->depth == 1 && rm->deferred) {
+        rm->deferred = false;
+        trace_rdma_rm_deferred();
+        rm->fe->deferred(rm->fe_opaque);
+    }
+    if (--rm->depth == 0) {
+        dev->mem_reentrancy_guard.engaged_in_io = rm->guard_saved;
+    }
+}
+
+bool rdma_rm_defer(RdmaResources *rm)
+{
+    if (!rm->depth) {
+        return false;
+    }
+    rm->deferred = true;
+    return true;
+}
+
+bool rdma_rm_stopping(RdmaResources *rm)
+{
+    return rm->deferred || !rdma_dev_live(rm->pdev);
+}
+
+bool rdma_rm_budget_left(RdmaResources *rm)
+{
+    return rm->budget_wqes && rm->budget_bytes && !rdma_rm_stopping(rm);
+}
+
+void rdma_rm_budget_charge(RdmaResources *rm, uint64_t bytes)
+{
+    rm->budget_wqes -= !!rm->budget_wqes;
+    rm->budget_bytes -= MIN(bytes, rm->budget_bytes);
+}
+
 /* User contexts */
 
 int rdma_rm_alloc_uc(RdmaResources *rm, uint32_t uar_index, uint32_t *handle)

@@ -282,6 +282,12 @@ typedef struct RdmaFrontOps {
     void (*qp_flush)(void *opaque, RdmaQp *qp);
     /* @qp can send again (RTS reached, stall resolved). */
     void (*kick_send)(void *opaque, RdmaQp *qp);
+    /*
+     * Run what rdma_rm_defer() put off (a reset or an unplug that arrived
+     * while the device was inside an entry point), as the outermost entry
+     * point leaves.
+     */
+    void (*deferred)(void *opaque);
 } RdmaFrontOps;
 
 typedef struct RdmaResources {
@@ -293,6 +299,12 @@ typedef struct RdmaResources {
     uint64_t mr_pages_total;
     RdmaBackend *backend;
     PCIDevice *pdev;
+    /* Entry points (rdma_rm_enter) */
+    uint32_t depth;                 /* nesting of entry points */
+    bool guard_saved;               /* the guard as the outermost found it */
+    bool deferred;                  /* fe->deferred() is due at leave */
+    uint32_t budget_wqes;           /* work left to this entry point */
+    uint64_t budget_bytes;
 } RdmaResources;
 
 /* Creation requests, parsed from the guest's command by the front-end. */
@@ -396,6 +408,38 @@ RdmaQp *rdma_rm_qp_by_num(RdmaResources *rm, uint32_t qpn);
 RdmaMr *rdma_rm_mr_by_key(RdmaResources *rm, uint32_t key);
 /* Is @gid in the device's GID table? */
 bool rdma_rm_gid_is_local(RdmaResources *rm, const uint8_t *gid);
+
+/*
+ * Entry points.  Every way into the device (MMIO, bottom halves, the
+ * ibverbs completion thread once it holds the BQL, fd and chardev
+ * handlers) runs between rdma_rm_enter() and rdma_rm_leave():
+ *  - the device's memory re-entrancy guard is engaged throughout, so a
+ *    write the device makes itself (an MSI-X message, DMA) that lands on
+ *    one of its own BARs is dropped by the memory core, never dispatched
+ *    into the device;
+ *  - a reset or an unplug that reaches the device some other way while it
+ *    is inside (a bridge's Secondary Bus Reset or a slot power-off written
+ *    through MMCFG by that same MSI-X message or DMA) calls
+ *    rdma_rm_defer() and is carried out by fe->deferred() when the
+ *    outermost entry point leaves, so no object is freed under a caller;
+ *  - the work done is bounded for the whole device (RDMA_ENTRY_WQES work
+ *    requests, RDMA_ENTRY_BYTES bytes); what is left goes to a bottom
+ *    half, which is an entry point with a budget of its own.
+ * rdma_rm_enter() returns false once the device is being unplugged; the
+ * caller then does nothing.  docs/pvrdma.txt section 5.2 states the rule.
+ */
+#define RDMA_ENTRY_WQES     64
+#define RDMA_ENTRY_BYTES    (4ull << 20)
+bool rdma_rm_enter(RdmaResources *rm);
+void rdma_rm_leave(RdmaResources *rm);
+/* Inside an entry point: note fe->deferred() as due and return true. */
+bool rdma_rm_defer(RdmaResources *rm);
+/* A reset or unplug is due: data-path loops stop early. */
+bool rdma_rm_stopping(RdmaResources *rm);
+/* Is there budget left for one more work request? */
+bool rdma_rm_budget_left(RdmaResources *rm);
+/* Charge one work request of @bytes to the entry point's budget. */
+void rdma_rm_budget_charge(RdmaResources *rm, uint64_t bytes);
 
 /* The IB state machine: is @mask a legal modify from @cur to @next? */
 bool rdma_qp_transition_ok(RdmaQpType type, RdmaQpState cur,

@@ -13,7 +13,8 @@
 
 bool rdma_dma_read(PCIDevice *pdev, dma_addr_t addr, void *buf, size_t len)
 {
-    MemTxResult r = pci_dma_read(pdev, addr, buf, len);
+    MemTxResult r = rdma_dev_live(pdev) ? pci_dma_read(pdev, addr, buf, len)
+                                        : MEMTX_ERROR;
 
     if (r != MEMTX_OK) {
         trace_rdma_dma_error("read", addr, len);
@@ -25,7 +26,8 @@ bool rdma_dma_read(PCIDevice *pdev, dma_addr_t addr, void *buf, size_t len)
 bool rdma_dma_write(PCIDevice *pdev, dma_addr_t addr, const void *buf,
                     size_t len)
 {
-    MemTxResult r = pci_dma_write(pdev, addr, buf, len);
+    MemTxResult r = rdma_dev_live(pdev) ? pci_dma_write(pdev, addr, buf, len)
+                                        : MEMTX_ERROR;
 
     if (r != MEMTX_OK) {
         trace_rdma_dma_error("write", addr, len);
@@ -39,6 +41,9 @@ bool rdma_ram_ok(PCIDevice *pdev, uint64_t addr, uint64_t len)
     hwaddr xlat, plen = len;
     MemoryRegion *mr;
 
+    if (!rdma_dev_live(pdev)) {
+        return false;
+    }
     RCU_READ_LOCK_GUARD();
     mr = address_space_translate(pci_get_address_space(pdev), addr, &xlat,
                                  &plen, true, MEMTXATTRS_UNSPECIFIED);

@@ -30,6 +30,17 @@ typedef struct RdmaPageList {
  * turn the device's writes into register accesses.
  */
 bool rdma_ram_ok(PCIDevice *pdev, uint64_t addr, uint64_t len);
+
+/*
+ * False once unplug has begun: a device unplugged from inside its own data
+ * path (rdma_rm.h, entry points) finishes that path without touching its
+ * PCI state or guest memory again; every DMA helper refuses.
+ */
+static inline bool rdma_dev_live(PCIDevice *pdev)
+{
+    return qatomic_read(&DEVICE(pdev)->realized);
+}
+
 bool rdma_dma_read(PCIDevice *pdev, dma_addr_t addr, void *buf, size_t len);
 bool rdma_dma_write(PCIDevice *pdev, dma_addr_t addr, const void *buf,
                     size_t len);

@@ -136,6 +136,18 @@ typedef struct RdmaSendWr {
     RdmaSge sge[RDMA_MAX_SGE];
 } RdmaSendWr;
 
+/* Bytes a WR's scatter list names (what its work costs a budget). */
+static inline uint64_t rdma_wr_bytes(const RdmaSendWr *wr)
+{
+    uint64_t n = 0;
+    uint32_t i;
+
+    for (i = 0; i < wr->num_sge && i < RDMA_MAX_SGE; i++) {
+        n += wr->sge[i].length;
+    }
+    return n;
+}
+
 typedef struct RdmaRecvWr {
     uint64_t wr_id;
     uint32_t num_sge;

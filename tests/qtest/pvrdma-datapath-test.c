@@ -64,12 +64,9 @@ typedef struct Dp {
     GPtrArray *objs;                /* the PvQp to free */
 } Dp;
 
-static Dp *dp_new(void)
+/* The objects of a Dp, on a device whose driver is loaded. */
+static void dp_init(Dp *d)
 {
-    Dp *d = g_new0(Dp, 1);
-
-    d->pv = pv_probe();
-    d->objs = g_ptr_array_new_with_free_func((GDestroyNotify)pv_qp_free);
     g_assert_cmpuint(create_pd(d->pv, 0, &d->pd), ==, ERR_OK);
     g_assert_cmpuint(gid_bind_gid(d->pv, 0, gid0), ==, ERR_OK);
     g_assert_cmpuint(gid_bind_gid(d->pv, 1, gid1), ==, ERR_OK);
@@ -77,7 +74,21 @@ static Dp *dp_new(void)
     d->scq = pv_cq_new(d->pv, 64);
     d->rcq = pv_cq_new(d->pv, 64);
     d->mem = galloc(d->pv, MEM_SIZE);
+}
+
+static Dp *dp_new_on(Pv *pv)
+{
+    Dp *d = g_new0(Dp, 1);
+
+    d->pv = pv;
+    d->objs = g_ptr_array_new_with_free_func((GDestroyNotify)pv_qp_free);
+    dp_init(d);
     return d;
+}
+
+static Dp *dp_new(void)
+{
+    return dp_new_on(pv_probe());
 }
 
 static void dp_free(Dp *d)
@@ -2658,11 +2669,12 @@ static void test_removed_device_gid_skip(void)
 
 /*
  * A hostile guest kernel points a receive buffer (DMA MR: guest-physical
- * addresses) at the device's own UAR doorbell page.  The data written there
- * by the RNR retry timer is a RECV doorbell for the same QP, which wakes
- * the very sender whose stalled WR is being retried.  Whatever happens,
- * one SEND consumes one receive and completes once; QEMU neither crashes
- * nor recurses without bound.
+ * addresses) at the device's own UAR doorbell page, so that the data the
+ * RNR retry timer delivers would be a RECV doorbell for the same QP,
+ * waking the very sender whose stalled WR is being retried.  The soft
+ * engine moves data to guest RAM only: the receive completes with a local
+ * protection error, the QP goes to ERR and its other receives are
+ * flushed, and the SEND completes once, with an error.
  */
 static void dma_into_own_uar(uint32_t nrecv)
 {
@@ -2702,12 +2714,14 @@ static void dma_into_own_uar(uint32_t nrecv)
         } else {
             /* receives complete in order: the first one posted first */
             g_assert_cmphex(c.wr_id, ==, 0xb0000 + nrcv);
+            g_assert_cmpuint(c.status, ==, nrcv ? PVRDMA_WC_WR_FLUSH_ERR
+                                                : PVRDMA_WC_LOC_PROT_ERR);
             nrcv++;
         }
     }
     g_assert_cmpuint(nsend, ==, 1);
-    g_assert_cmpuint(nrcv, ==, 1);
-    g_assert_cmpuint(pv_ring_count(d->pv, &b->rq), ==, nrecv - 1);
+    g_assert_cmpuint(nrcv, ==, nrecv);
+    g_assert_cmpuint(pv_ring_count(d->pv, &b->rq), ==, 0);
     pv_cq_free(cq);
     dp_free(d);
 }
@@ -2802,6 +2816,303 @@ static void test_doorbell_budget(void)
     dp_free(d);
 }
 
+/*
+ * 9. Hostile guests, round two: the device's own writes (MSI-X messages,
+ * DMA through the kernel's DMA MR) aimed back at the device or at the
+ * bridge above it, and rings the device refills by its own writes.
+ */
+
+/* MSI-X vector @v becomes a 32-bit write of @data to @addr. */
+static void msix_aim(Dp *d, uint32_t v, uint64_t addr, uint32_t data)
+{
+    QPCIDevice *dev = d->pv->dev;
+    uint64_t off = dev->msix_table_off + v * PCI_MSIX_ENTRY_SIZE;
+
+    qpci_io_writel(dev, dev->msix_table_bar, off + PCI_MSIX_ENTRY_LOWER_ADDR,
+                   addr);
+    qpci_io_writel(dev, dev->msix_table_bar, off + PCI_MSIX_ENTRY_UPPER_ADDR,
+                   addr >> 32);
+    qpci_io_writel(dev, dev->msix_table_bar, off + PCI_MSIX_ENTRY_DATA, data);
+}
+
+/* A SEND from @a to @b that completes with the data in place. */
+static void expect_send_works(Dp *d, PvQp *a, PvQp *b, uint64_t tag)
+{
+    PvrdmaSge s = sge(d->mem + 3 * PAGE, 8, d->lkey);
+
+    qtest_writeq(d->pv->qts, d->mem + 3 * PAGE, tag);
+    qtest_writeq(d->pv->qts, d->mem + 4 * PAGE, 0);
+    post_recv1(d, b, tag + 1, d->mem + 4 * PAGE, 64);
+    post_send(d, a, wqe(tag, PVRDMA_WR_SEND, PVRDMA_SEND_SIGNALED, 1), &s, 1);
+    expect_rc_success(d, d->rcq, tag + 1, PVRDMA_WC_RECV, 8, b);
+    expect_rc_success(d, d->scq, tag, PVRDMA_WC_SEND, 8, a);
+    g_assert_cmphex(qtest_readq(d->pv->qts, d->mem + 4 * PAGE), ==, tag);
+}
+
+/*
+ * A completion's MSI-X message aimed at the device's own CTL register
+ * with RESET: the device must not reset itself from inside its data path
+ * (with ibverbs the completion comes from the completion thread).  The
+ * write is dropped as re-entrant I/O; the completions and the objects
+ * stay.
+ */
+static void test_reentrant_msix_ctl_reset(void)
+{
+    Dp *d = dp_new();
+    PvQp *a, *b;
+
+    rc_pair(d, &a, &b, ACC_ALL, 12, 7);
+    msix_to_ram(d);
+    msix_aim(d, PVRDMA_VECTOR_CQ, d->pv->regs.addr + PVRDMA_REG_CTL,
+             PVRDMA_CTL_RESET);
+    pv_cq_db(d->pv, d->rcq, PVRDMA_UAR_CQ_ARM);
+    expect_send_works(d, a, b, 0xa100);
+    pv_settle();
+    g_assert_cmpuint(qp_state(d, a), ==, PVRDMA_QPS_RTS);
+    g_assert_cmpuint(qp_state(d, b), ==, PVRDMA_QPS_RTS);
+    expect_send_works(d, a, b, 0xa200);
+    dp_free(d);
+}
+
+/*
+ * An async event's MSI-X message aimed at REQUEST while a DESTROY_QP of
+ * the QP in use sits in the command slot: no command runs from inside
+ * the device.
+ */
+static void test_reentrant_msix_request(void)
+{
+    Dp *d = dp_new();
+    PvCq *small = dp_cq(d, 1);
+    QpSpec q = dp_spec(d, PVRDMA_QPT_RC, small, NULL);
+    PvQp *a = dp_qp(d, &q, 1, PVRDMA_ACCESS_LOCAL_WRITE);
+    PvQp *b = dp_qp(d, &q, 0, PVRDMA_ACCESS_LOCAL_WRITE);
+    PvrdmaCmdDestroyQp destroy = {
+        .hdr.cmd = PVRDMA_CMD_DESTROY_QP, .qp_handle = b->handle,
+    };
+    PvrdmaSge s = sge(d->mem, 8, d->lkey);
+
+    rc_connect(d, a, b->qpn, ACC_ALL, 12, 7);
+    rc_connect(d, b, a->qpn, ACC_ALL, 12, 7);
+    msix_to_ram(d);
+    msix_aim(d, PVRDMA_VECTOR_ASYNC, d->pv->regs.addr + PVRDMA_REG_REQUEST,
+             0);
+    qtest_memwrite(d->pv->qts, d->pv->cmd, &destroy, sizeof(destroy));
+    /* Two signaled sends on a CQ of one entry: overrun, CQ_ERR event */
+    post_recv1(d, b, 0xb1, d->mem + PAGE, 64);
+    post_recv1(d, b, 0xb2, d->mem + PAGE, 64);
+    post_send(d, a, wqe(0xa1, PVRDMA_WR_SEND, 0, 1), &s, 1);
+    post_send(d, a, wqe(0xa2, PVRDMA_WR_SEND, 0, 1), &s, 1);
+    expect_event(d, PVRDMA_EVENT_CQ_ERR, small->handle);
+    pv_settle();
+    /* b is still there: QUERY_QP answers for it */
+    g_assert_cmpuint(qp_state(d, b), ==, PVRDMA_QPS_RTS);
+    pv_cq_free(small);
+    dp_free(d);
+}
+
+/* Guest-physical address of config register @off of the root port. */
+static uint64_t rp_mmcfg(uint32_t off)
+{
+    return PV_MMCFG + (PV_RP_SLOT << 15) + off;
+}
+
+static QPCIDevice *rp_find(Dp *d)
+{
+    QPCIDevice *rp = qpci_device_find(d->pv->bus, QPCI_DEVFN(PV_RP_SLOT, 0));
+
+    g_assert(rp);
+    return rp;
+}
+
+/* Slot Control = power off, power indicator off: the port unplugs. */
+static uint64_t rp_slot_power_off(Dp *d, uint32_t *data)
+{
+    g_autofree QPCIDevice *rp = rp_find(d);
+    uint8_t exp = qpci_find_capability(rp, PCI_CAP_ID_EXP, 0);
+
+    g_assert(exp);
+    *data = PCI_EXP_SLTCTL_PCC | PCI_EXP_SLTCTL_PWR_IND_OFF;
+    return rp_mmcfg(exp + PCI_EXP_SLTCTL);
+}
+
+/* The device is gone from bus 1 and QEMU still answers. */
+static void expect_unplugged(Dp *d)
+{
+    main_loop_run(d);
+    g_assert_cmphex(qpci_config_readw(d->pv->dev, PCI_VENDOR_ID), ==,
+                    0xffff);
+}
+
+/*
+ * q35, the device behind a root port: a CQ notification whose MSI-X
+ * message sets the port's Secondary Bus Reset (dword 0x3c of its config
+ * space, reached through MMCFG).  The bus reset reaches the device in the
+ * middle of a send, with the send queue, both QPs and the CQ in use; it
+ * takes effect when the device leaves its data path.  The guest then
+ * clears SBR and loads the driver again, and RDMA works.
+ */
+static void test_reentrant_sbr_msix(void)
+{
+    Pv *pv = pv_start_q35();
+    Dp *d;
+    PvQp *a, *b;
+    PvrdmaSge s;
+    g_autofree QPCIDevice *rp = NULL;
+
+    pv_load(pv);
+    d = dp_new_on(pv);
+    rp = rp_find(d);
+    rc_pair(d, &a, &b, ACC_ALL, 12, 7);
+    msix_to_ram(d);
+    msix_aim(d, PVRDMA_VECTOR_CQ, rp_mmcfg(PCI_INTERRUPT_LINE),
+             PCI_BRIDGE_CTL_BUS_RESET << 16);
+    pv_cq_db(d->pv, d->scq, PVRDMA_UAR_CQ_ARM);
+    post_recv1(d, b, 0xb1, d->mem + PAGE, 64);
+    post_recv1(d, b, 0xb2, d->mem + PAGE, 64);
+    s = sge(d->mem, 8, d->lkey);
+    pv_sq_put(d->pv, a, &(PvrdmaSqWqeHdr) { .wr_id = 0xa1,
+              .opcode = PVRDMA_WR_SEND, .num_sge = 1,
+              .send_flags = PVRDMA_SEND_SIGNALED }, &s, 1);
+    pv_sq_put(d->pv, a, &(PvrdmaSqWqeHdr) { .wr_id = 0xa2,
+              .opcode = PVRDMA_WR_SEND, .num_sge = 1 }, &s, 1);
+    pv_qp_db(d->pv, a, PVRDMA_UAR_QP_SEND);
+    main_loop_run(d);
+    g_assert_cmphex(qpci_config_readw(rp, PCI_BRIDGE_CONTROL) &
+                    PCI_BRIDGE_CTL_BUS_RESET, ==, PCI_BRIDGE_CTL_BUS_RESET);
+    /* The guest ends the bus reset and probes again */
+    qpci_config_writew(rp, PCI_BRIDGE_CONTROL, 0);
+    pv_attach(d->pv);
+    g_assert_cmphex(rd(d->pv, PVRDMA_REG_DSRLOW), ==, 0);
+    g_assert_cmphex(rd(d->pv, PVRDMA_REG_DSRHIGH), ==, 0);
+    g_assert_cmphex(rd(d->pv, PVRDMA_REG_ERR), ==, 0);
+    pv_load(d->pv);
+    pv_cq_free(d->scq);
+    pv_cq_free(d->rcq);
+    dp_init(d);
+    rc_pair(d, &a, &b, ACC_ALL, 12, 7);
+    expect_send_works(d, a, b, 0xc100);
+    dp_free(d);
+}
+
+/*
+ * q35: a CQ notification whose MSI-X message powers the root port's slot
+ * off, which unplugs both functions in the middle of a send.  The device
+ * is removed once it has left its data path; nothing it was using is
+ * freed under it.
+ */
+static void test_reentrant_slot_power_msix(void)
+{
+    Pv *pv = pv_start_q35();
+    Dp *d;
+    PvQp *a, *b;
+    uint64_t addr;
+    uint32_t data;
+
+    pv_load(pv);
+    d = dp_new_on(pv);
+    rc_pair(d, &a, &b, ACC_ALL, 12, 7);
+    msix_to_ram(d);
+    addr = rp_slot_power_off(d, &data);
+    msix_aim(d, PVRDMA_VECTOR_CQ, addr, data);
+    pv_cq_db(d->pv, d->rcq, PVRDMA_UAR_CQ_ARM);
+    post_recv1(d, b, 0xb1, d->mem + PAGE, 64);
+    post_recv1(d, b, 0xb2, d->mem + PAGE, 64);
+    post_send(d, a, wqe(0xa1, PVRDMA_WR_SEND, 0, 0), NULL, 0);
+    expect_unplugged(d);
+    dp_free(d);
+}
+
+/*
+ * q35: the kernel's DMA MR names every guest-physical address, MMIO too;
+ * a receive buffer on the root port's Bridge Control or Slot Control
+ * would let a SEND from the peer reset or unplug the device.  Only guest
+ * RAM is memory: the receive fails with a local protection error.
+ */
+static void dma_mr_recv_into_port(uint64_t addr, uint32_t val)
+{
+    Pv *pv = pv_start_q35();
+    Dp *d;
+    PvQp *a, *b;
+    PvrdmaSge s, r;
+    g_autofree QPCIDevice *rp = NULL;
+
+    pv_load(pv);
+    d = dp_new_on(pv);
+    rp = rp_find(d);
+    rc_pair(d, &a, &b, ACC_ALL, 12, 7);
+    s = sge(d->mem, 4, d->lkey);
+    r = sge(addr ? addr : rp_mmcfg(PCI_INTERRUPT_LINE), 4, d->lkey);
+    qtest_writel(d->pv->qts, d->mem, val);
+    post_recv(d, b, 0xb1, &r, 1);
+    pv_qp_db(d->pv, b, PVRDMA_UAR_QP_RECV);
+    post_send(d, a, wqe(0xa1, PVRDMA_WR_SEND, PVRDMA_SEND_SIGNALED, 1), &s,
+              1);
+    expect_cqe(d, d->rcq, 0xb1, PVRDMA_WC_LOC_PROT_ERR, ANY_OPCODE, b);
+    expect_cqe(d, d->scq, 0xa1, PVRDMA_WC_REM_OP_ERR, ANY_OPCODE, a);
+    g_assert_cmphex(qpci_config_readw(rp, PCI_BRIDGE_CONTROL), ==, 0);
+    g_assert_cmphex(qpci_config_readw(d->pv->dev, PCI_VENDOR_ID), ==,
+                    PVRDMA_PCI_VENDOR_ID_VMWARE);
+    g_assert_cmpuint(qp_state(d, b), ==, PVRDMA_QPS_ERR);
+    dp_free(d);
+}
+
+static void test_dma_mr_recv_into_bridge_control(void)
+{
+    dma_mr_recv_into_port(0, PCI_BRIDGE_CTL_BUS_RESET << 16);
+}
+
+static void test_dma_mr_recv_into_slot_control(void)
+{
+    Pv *pv = pv_start_q35();
+    Dp d = { .pv = pv };
+    uint64_t addr;
+    uint32_t data;
+
+    addr = rp_slot_power_off(&d, &data);
+    pv_stop(pv);
+    dma_mr_recv_into_port(addr, data);
+}
+
+/*
+ * A receive ring whose state is also the state of the CQ its flush
+ * completions go to (both rings name the same guest page as page 0): each
+ * flushed receive advances the CQ's producer index, which is the ring's
+ * producer index, so the ring never empties by the device's own writes.
+ * A flush does at most one ring's worth of WQEs per command or doorbell.
+ */
+static void test_flush_refilled_by_own_cqes(void)
+{
+    Dp *d = dp_new();
+    uint64_t state = galloc(d->pv, PAGE);
+    PvCq *cq = pv_cq_new_state(d->pv, 16, state);
+    QpSpec q = dp_spec(d, PVRDMA_QPT_RC, NULL, cq);
+    PvQp *qp;
+    PvrdmaSge r;
+    uint32_t before, after;
+
+    q.recv_wr = 16;
+    q.state_page = state;
+    qp = dp_qp(d, &q, 0, PVRDMA_ACCESS_LOCAL_WRITE);
+    r = sge(d->mem, 8, d->lkey);
+    post_recv(d, qp, 0xb1, &r, 1);
+    before = pv_ring_prod(d->pv, &qp->rq);
+    g_assert_cmpuint(modify_state(d, qp, PVRDMA_QPS_ERR), ==, ERR_OK);
+    after = pv_ring_prod(d->pv, &qp->rq);
+    g_test_message("flush on MODIFY_QP: %u completions",
+                   (after - before) & (2 * 16 - 1));
+    g_assert_cmpuint((after - before) & (2 * 16 - 1), <=, 16);
+    g_assert_cmpuint(qp_state(d, qp), ==, PVRDMA_QPS_ERR);
+    /* Each RECV doorbell on the QP in ERR flushes a bounded batch too */
+    before = after;
+    pv_qp_db(d->pv, qp, PVRDMA_UAR_QP_RECV);
+    after = pv_ring_prod(d->pv, &qp->rq);
+    g_assert_cmpuint((after - before) & (2 * 16 - 1), <=, 16);
+    g_assert_cmpuint(rd(d->pv, PVRDMA_REG_VERSION), ==,
+                     PVRDMA_VERSION_QPHANDLE);
+    pv_cq_free(cq);
+    dp_free(d);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -2870,5 +3181,19 @@ int main(int argc, char **argv)
     qtest_add_func("/pvrdma/regression/rnr-timer-dma-into-own-uar",
                    test_rnr_timer_dma_into_own_uar);
     qtest_add_func("/pvrdma/datapath/doorbell-budget", test_doorbell_budget);
+    qtest_add_func("/pvrdma/regression/reentrant/msix-ctl-reset",
+                   test_reentrant_msix_ctl_reset);
+    qtest_add_func("/pvrdma/regression/reentrant/msix-request",
+                   test_reentrant_msix_request);
+    qtest_add_func("/pvrdma/regression/reentrant/q35-sbr-msix",
+                   test_reentrant_sbr_msix);
+    qtest_add_func("/pvrdma/regression/reentrant/q35-slot-power-msix",
+                   test_reentrant_slot_power_msix);
+    qtest_add_func("/pvrdma/regression/reentrant/q35-dma-mr-bridge-control",
+                   test_dma_mr_recv_into_bridge_control);
+    qtest_add_func("/pvrdma/regression/reentrant/q35-dma-mr-slot-control",
+                   test_dma_mr_recv_into_slot_control);
+    qtest_add_func("/pvrdma/regression/flush-refilled-by-own-cqes",
+                   test_flush_refilled_by_own_cqes);
     return g_test_run();
 }

@@ -273,9 +273,9 @@ static int rdma_ibv_mad_can_read(void *opaque)
     return sizeof(RdmaCmMuxHdr) + sizeof(RdmaCmMuxMad);
 }
 
-static void rdma_ibv_mad_read(void *opaque, const uint8_t *buf, int size)
+/* Messages from rdmacm-mux (inside the device's entry point). */
+static void rdma_ibv_mad_input(RdmaIbv *ibv, const uint8_t *buf, int size)
 {
-    RdmaIbv *ibv = opaque;
     GByteArray *in = ibv->mad_in;
 
     g_byte_array_append(in, buf, size);
@@ -300,6 +300,17 @@ static void rdma_ibv_mad_read(void *opaque, const uint8_t *buf, int size)
         }
         g_byte_array_remove_range(in, 0, sizeof(h) + h.len);
     }
+}
+
+static void rdma_ibv_mad_read(void *opaque, const uint8_t *buf, int size)
+{
+    RdmaIbv *ibv = opaque;
+
+    if (!rdma_rm_enter(ibv->be.rm)) {
+        return;
+    }
+    rdma_ibv_mad_input(ibv, buf, size);
+    rdma_rm_leave(ibv->be.rm);
 }
 
 static void rdma_ibv_mad_event(void *opaque, QEMUChrEvent event)

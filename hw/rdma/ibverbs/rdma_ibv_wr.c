@@ -523,7 +523,10 @@ static void *rdma_ibv_comp_thread(void *opaque)
         while (ibv_get_cq_event(ibv->channel, &cq, &ctx) == 0) {
             ibv_ack_cq_events(cq, 1);
             bql_lock();
-            rdma_ibv_drain(ibv, (uintptr_t)ctx);
+            if (rdma_rm_enter(ibv->be.rm)) {
+                rdma_ibv_drain(ibv, (uintptr_t)ctx);
+                rdma_rm_leave(ibv->be.rm);
+            }
             bql_unlock();
         }
     }
@@ -585,6 +588,14 @@ void rdma_ibv_async_event(void *opaque)
     RdmaResources *rm = ibv->be.rm;
     struct ibv_async_event e;
 
+    /*
+     * An entry point: a reset the guest's MSI-X message sets off is
+     * deferred until every event read here has been acked (a destroy
+     * waits for the acks of its object's events).
+     */
+    if (!rdma_rm_enter(rm)) {
+        return;
+    }
     while (ibv_get_async_event(ibv->ctx, &e) == 0) {
         trace_rdma_ibv_async(e.event_type);
         switch (e.event_type) {
@@ -633,4 +644,5 @@ void rdma_ibv_async_event(void *opaque)
         }
         ibv_ack_async_event(&e);
     }
+    rdma_rm_leave(rm);
 }

@@ -8,7 +8,9 @@
  *                   would replace rdma_soft_deliver() and nothing above it)
  *
  * Everything runs under the BQL: in a vCPU thread (doorbell), in a main
- * loop bottom half, or in a main loop timer (RNR retry).
+ * loop bottom half, or in a main loop timer (RNR retry), inside one of
+ * the device's entry points (rdma_rm_enter()): a retry fan-out takes its
+ * work from that entry point's budget and leaves the rest to retry_bh.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
@@ -26,6 +28,7 @@ typedef struct RdmaSoftQp {
     RdmaSoft *soft;
     RdmaQp *qp;
     RdmaSendWr stalled;             /* WR waiting for an RNR retry */
+    uint64_t stalled_bytes;         /* what its retry costs the budget */
     bool has_stalled;
     uint32_t rnr_attempts;
     uint32_t rnr_dest_qpn;          /* whose receive queue we wait for */

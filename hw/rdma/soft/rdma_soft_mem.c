@@ -7,6 +7,12 @@
  * pages directly through dma_memory_map windows, one memcpy per contiguous
  * chunk, so a transfer between two guest buffers costs one copy.
  *
+ * Data moves to and from ordinary guest RAM only.  The kernel's DMA MR
+ * names every guest-physical address; a buffer there on MMIO would turn
+ * the device's data into register writes of other devices (a bridge's
+ * Secondary Bus Reset, a slot's power control) or of itself, so such a
+ * buffer is a local protection error (rdma_ram_ok()).
+ *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
 
@@ -154,6 +160,7 @@ static uint64_t rdma_soft_cursor_next(RdmaSoftCursor *c, uint64_t max,
 #define RDMA_SOFT_MAP_WINDOW    (1ull << 30)
 
 typedef struct RdmaSoftMap {
+    PCIDevice *pdev;
     AddressSpace *as;
     DMADirection dir;
     uint64_t gpa;
@@ -186,6 +193,10 @@ static void *rdma_soft_map_get(RdmaSoftMap *m, uint64_t gpa, uint64_t *n)
 
     if (miss) {
         rdma_soft_map_put(m);
+        /* The window ends with the RAM region its start is in. */
+        if (!rdma_ram_ok(m->pdev, gpa, 1)) {
+            return NULL;
+        }
         m->len = RDMA_SOFT_MAP_WINDOW;
         m->host = dma_memory_map(m->as, gpa, &m->len, m->dir,
                                  MEMTXATTRS_UNSPECIFIED);
@@ -205,8 +216,10 @@ bool rdma_soft_copy(PCIDevice *pdev, RdmaSoftSgl *dst, uint64_t dst_off,
                     RdmaSoftSgl *src, uint64_t len)
 {
     AddressSpace *as = pci_get_address_space(pdev);
-    RdmaSoftMap dm = { .as = as, .dir = DMA_DIRECTION_FROM_DEVICE };
-    RdmaSoftMap sm = { .as = as, .dir = DMA_DIRECTION_TO_DEVICE };
+    RdmaSoftMap dm = { .pdev = pdev, .as = as,
+                       .dir = DMA_DIRECTION_FROM_DEVICE };
+    RdmaSoftMap sm = { .pdev = pdev, .as = as,
+                       .dir = DMA_DIRECTION_TO_DEVICE };
     RdmaSoftCursor d, s;
     uint64_t dphys = 0, sphys = 0, dn = 0, sn = 0;
     bool ok = true;
@@ -251,7 +264,8 @@ bool rdma_soft_write_buf(PCIDevice *pdev, RdmaSoftSgl *dst, uint64_t off,
     rdma_soft_cursor_init(&d, dst, off);
     while (len) {
         n = rdma_soft_cursor_next(&d, len, &phys);
-        if (!n || pci_dma_write(pdev, phys, buf, n) != MEMTX_OK) {
+        if (!n || !rdma_ram_ok(pdev, phys, n) ||
+            pci_dma_write(pdev, phys, buf, n) != MEMTX_OK) {
             return false;
         }
         buf = (const uint8_t *)buf + n;
@@ -270,7 +284,8 @@ bool rdma_soft_atomic(PCIDevice *pdev, RdmaSoftSgl *remote,
     dma_addr_t l = 8;
 
     rdma_soft_cursor_init(&c, remote, 0);
-    if (rdma_soft_cursor_next(&c, 8, &phys) != 8) {
+    if (rdma_soft_cursor_next(&c, 8, &phys) != 8 ||
+        !rdma_ram_ok(pdev, phys, 8)) {
         return false;
     }
     p = dma_memory_map(as, phys, &l, DMA_DIRECTION_FROM_DEVICE,

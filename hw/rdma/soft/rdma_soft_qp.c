@@ -363,6 +363,7 @@ static void rdma_soft_rnr(RdmaSoftQp *sqp, const RdmaSendWr *wr,
     if (!sqp->has_stalled) {
         if (wr != &sqp->stalled) {
             sqp->stalled = *wr;
+            sqp->stalled_bytes = rdma_wr_bytes(wr);
         }
         if (!sqp->retrying) {
             sqp->rnr_attempts = 0;      /* a new WR, not a retry */
@@ -508,21 +509,43 @@ void rdma_soft_rnr_timer(void *opaque)
     qemu_bh_schedule(sqp->soft->retry_bh);
 }
 
+/*
+ * Retry @sqp now if the entry point's budget allows, else mark it due for
+ * the retry bottom half (an entry point with a budget of its own).
+ */
+static void rdma_soft_retry_or_defer(RdmaSoftQp *sqp)
+{
+    RdmaResources *rm = sqp->soft->be.rm;
+
+    if (rdma_rm_budget_left(rm)) {
+        rdma_rm_budget_charge(rm, sqp->stalled_bytes);
+        rdma_soft_retry(sqp);
+    } else if (!rdma_rm_stopping(rm)) {
+        sqp->rnr_due = true;
+        qemu_bh_schedule(sqp->soft->retry_bh);
+    }
+}
+
 void rdma_soft_retry_bh(void *opaque)
 {
     RdmaSoft *soft = opaque;
-    RdmaTable *t = &soft->be.rm->tables[RDMA_RES_QP];
+    RdmaResources *rm = soft->be.rm;
+    RdmaTable *t = &rm->tables[RDMA_RES_QP];
     uint32_t h;
 
+    if (!rdma_rm_enter(rm)) {
+        return;
+    }
     for (h = 0; h < t->size; h++) {
         RdmaQp *qp = t->slots[h];
         RdmaSoftQp *sqp = qp ? qp->be : NULL;
 
         if (sqp && sqp->rnr_due) {
             sqp->rnr_due = false;
-            rdma_soft_retry(sqp);
+            rdma_soft_retry_or_defer(sqp);
         }
     }
+    rdma_rm_leave(rm);
 }
 
 /*
@@ -548,7 +571,7 @@ void rdma_soft_recv_posted(RdmaBackend *be, RdmaQp *qp, RdmaSrq *srq)
         dst = rdma_rm_qp_by_num(be->rm, sqp->rnr_dest_qpn);
         if (dst && (dst == qp || (srq && dst->is_srq &&
                                   dst->srq_handle == srq->handle))) {
-            rdma_soft_retry(sqp);
+            rdma_soft_retry_or_defer(sqp);
         }
     }
 }

@@ -84,6 +84,8 @@ struct PvrdmaState {
     RdmaResources rm;
     RdmaBackend *backend;
     QEMUBH *sq_bh;                  /* send queues beyond a doorbell's budget */
+    bool reset_pending;             /* reset arrived inside an entry point */
+    bool unplugged;                 /* unplug did too: teardown pending */
     bool port_up;                   /* function 0's Ethernet link */
     QEMUTimer *link_timer;
     QEMUBH *link_bh;
@@ -94,6 +96,7 @@ struct PvrdmaState {
 
 /* pvrdma_main.c */
 void pvrdma_notify(PvrdmaState *s, unsigned vector);
+void pvrdma_deferred(void *opaque);
 
 /* pvrdma_qp_ops.c */
 extern const RdmaFrontOps pvrdma_front_ops;

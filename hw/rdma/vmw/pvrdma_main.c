@@ -10,6 +10,7 @@
 #include "qemu/osdep.h"
 #include "qemu/log.h"
 #include "qemu/module.h"
+#include "qemu/main-loop.h"
 #include "qapi/error.h"
 #include "hw/pci/msix.h"
 #include "hw/qdev-properties.h"
@@ -29,6 +30,9 @@ void pvrdma_notify(PvrdmaState *s, unsigned vector)
 {
     PCIDevice *pdev = PCI_DEVICE(s);
 
+    if (!rdma_dev_live(pdev)) {
+        return;                     /* unplugged inside the data path */
+    }
     if (s->imr & (1u << vector)) {
         trace_pvrdma_irq_masked(vector);
         return;
@@ -115,8 +119,12 @@ static bool pvrdma_link_up(PvrdmaState *s)
 static void pvrdma_link_bh(void *opaque)
 {
     PvrdmaState *s = opaque;
-    bool up = pvrdma_link_up(s);
+    bool up;
 
+    if (!rdma_rm_enter(&s->rm)) {
+        return;
+    }
+    up = pvrdma_link_up(s);
     if (up != s->port_up) {
         s->port_up = up;
         trace_pvrdma_port(up);
@@ -125,6 +133,7 @@ static void pvrdma_link_bh(void *opaque)
                                          : RDMA_EVENT_PORT_ERR, 1);
         }
     }
+    rdma_rm_leave(&s->rm);
 }
 
 static void pvrdma_link_timer(void *opaque)
@@ -278,7 +287,26 @@ static void pvrdma_reset_state(PvrdmaState *s)
     s->imr = ~0u;
     s->mac_lo = ldl_le_p(s->mac);
     s->mac_hi = lduw_le_p(s->mac + 4);
-    pci_set_irq(PCI_DEVICE(s), 0);
+    s->reset_pending = false;
+    if (rdma_dev_live(PCI_DEVICE(s))) {
+        pci_set_irq(PCI_DEVICE(s), 0);
+    }
+}
+
+/*
+ * A reset (CTL=RESET, a bus or system reset) now, or, when it arrives
+ * while the device is inside one of its entry points (its own MSI-X
+ * message or DMA reached a bridge's Secondary Bus Reset), as soon as that
+ * entry point leaves: see rdma_rm.h.
+ */
+static void pvrdma_request_reset(PvrdmaState *s)
+{
+    if (rdma_rm_defer(&s->rm)) {
+        trace_pvrdma_reset_deferred();
+        s->reset_pending = true;
+        return;
+    }
+    pvrdma_reset_state(s);
 }
 
 static void pvrdma_ctl(PvrdmaState *s, uint32_t val)
@@ -295,7 +323,7 @@ static void pvrdma_ctl(PvrdmaState *s, uint32_t val)
         s->err = 0;
         break;
     case PVRDMA_CTL_RESET:
-        pvrdma_reset_state(s);
+        pvrdma_request_reset(s);
         break;
     default:
         pvrdma_guest_error("unknown CTL value %u", val);
@@ -356,6 +384,9 @@ static void pvrdma_regs_write(void *opaque, hwaddr addr, uint64_t val,
     PvrdmaState *s = opaque;
 
     trace_pvrdma_regs_write(addr, val);
+    if (!rdma_rm_enter(&s->rm)) {
+        return;
+    }
     switch (addr) {
     case PVRDMA_REG_DSRLOW:
         s->dsr_low = val;
@@ -394,6 +425,7 @@ static void pvrdma_regs_write(void *opaque, hwaddr addr, uint64_t val,
         pvrdma_guest_error("write to unknown register 0x%" HWADDR_PRIx, addr);
         break;
     }
+    rdma_rm_leave(&s->rm);
 }
 
 static const MemoryRegionOps pvrdma_regs_ops = {
@@ -433,6 +465,9 @@ static void pvrdma_uar_write(void *opaque, hwaddr addr, uint64_t val,
         pvrdma_guest_error("doorbell before the device was set up");
         return;
     }
+    if (!rdma_rm_enter(&s->rm)) {
+        return;
+    }
     switch (addr & (PVRDMA_UAR_PAGE_SIZE - 1)) {
     case PVRDMA_UAR_QP_OFFSET:
         pvrdma_doorbell_qp(s, page, val);
@@ -448,6 +483,7 @@ static void pvrdma_uar_write(void *opaque, hwaddr addr, uint64_t val,
                            addr);
         break;
     }
+    rdma_rm_leave(&s->rm);
 }
 
 static const MemoryRegionOps pvrdma_uar_ops = {
@@ -650,10 +686,9 @@ static void pvrdma_realize(PCIDevice *pdev, Error **errp)
     pvrdma_reset_state(s);
 }
 
-static void pvrdma_exit(PCIDevice *pdev)
+/* Every object, the backend and the device's own timers and halves. */
+static void pvrdma_teardown(PvrdmaState *s)
 {
-    PvrdmaState *s = PVRDMA(pdev);
-
     pvrdma_reset_state(s);
     timer_free(s->link_timer);
     qemu_bh_delete(s->link_bh);
@@ -661,12 +696,54 @@ static void pvrdma_exit(PCIDevice *pdev)
     rdma_rm_fini(&s->rm);
     s->backend->ops->destroy(s->backend);
     s->backend = NULL;
+}
+
+static void pvrdma_finish_unplug(void *opaque)
+{
+    PvrdmaState *s = opaque;
+
+    pvrdma_teardown(s);
+    object_unref(OBJECT(s));
+}
+
+/*
+ * What arrived while the device was inside an entry point, run as the
+ * outermost one leaves (rdma_rm_leave()).  An unplug's teardown goes one
+ * step further, to a bottom half of its own: the caller may be the
+ * ibverbs completion thread, which the teardown joins, and the caller's
+ * caller (memory core, bottom half) still writes the device's re-entrancy
+ * guard when it returns; the reference taken in pvrdma_exit() keeps the
+ * device's memory until then.
+ */
+void pvrdma_deferred(void *opaque)
+{
+    PvrdmaState *s = opaque;
+
+    if (s->unplugged) {
+        aio_bh_schedule_oneshot(qemu_get_aio_context(), pvrdma_finish_unplug,
+                                s);
+    } else if (s->reset_pending) {
+        pvrdma_reset_state(s);
+    }
+}
+
+static void pvrdma_exit(PCIDevice *pdev)
+{
+    PvrdmaState *s = PVRDMA(pdev);
+
+    if (rdma_rm_defer(&s->rm)) {
+        trace_pvrdma_unplug_deferred();
+        s->unplugged = true;
+        object_ref(OBJECT(s));
+    } else {
+        pvrdma_teardown(s);
+    }
     msix_uninit_exclusive_bar(pdev);
 }
 
 static void pvrdma_reset_hold(Object *obj, ResetType type)
 {
-    pvrdma_reset_state(PVRDMA(obj));
+    pvrdma_request_reset(PVRDMA(obj));
 }
 
 static const Property pvrdma_properties[] = {

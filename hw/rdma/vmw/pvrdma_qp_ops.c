@@ -8,11 +8,15 @@
  * status, so the ring always makes progress (CVE-2018-20124, -20216).
  *
  * Threading: doorbells run in the vCPU thread that wrote them, under the
- * BQL; a doorbell handles at most PVRDMA_SQ_BUDGET WQEs or PVRDMA_SQ_BYTES
- * of data and leaves the rest to a bottom half in the main loop (also under
- * the BQL), so a vCPU never does unbounded work (one WR is done in one go:
- * at most max_msg_sz, 2 GiB).  The backend completes WRs synchronously or from
- * main-loop timers; nothing here runs outside the BQL.
+ * BQL.  Each doorbell and each bottom-half pass is an entry point
+ * (rdma_rm.h) with one work budget for the whole device (RDMA_ENTRY_WQES
+ * WQEs, RDMA_ENTRY_BYTES bytes); what is left goes to a bottom half in the
+ * main loop (also under the BQL), so a vCPU never does unbounded work (one
+ * WR is done in one go: at most max_msg_sz, 2 GiB).  Flushes do at most one
+ * ring's worth of WQEs per call: the guest, or the device's own writes when
+ * a hostile guest lays rings over each other, can keep a ring full.  The
+ * backend completes WRs synchronously or from main-loop timers; nothing
+ * here runs outside the BQL.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
@@ -23,8 +27,6 @@
 #include "pvrdma.h"
 #include "trace.h"
 
-#define PVRDMA_SQ_BUDGET    64          /* WQEs per doorbell or BH pass */
-#define PVRDMA_SQ_BYTES     (4 << 20)   /* and bytes they may move */
 #define PVRDMA_WQE_MAX      (sizeof(PvrdmaSqWqeHdr) + \
                              RDMA_MAX_SGE * sizeof(PvrdmaSge))
 
@@ -234,7 +236,7 @@ static void pvrdma_qp_fatal(PvrdmaState *s, RdmaQp *qp, const char *why)
 }
 
 /*
- * Work through the send queue: at most PVRDMA_SQ_BUDGET WQEs, the rest
+ * Work through the send queue within the entry point's budget, the rest
  * from the bottom half.  In ERR every WQE completes with a flush status.
  */
 static void pvrdma_process_sq(PvrdmaState *s, RdmaQp *qp)
@@ -242,10 +244,9 @@ static void pvrdma_process_sq(PvrdmaState *s, RdmaQp *qp)
     uint8_t buf[PVRDMA_WQE_MAX];
     PvrdmaRingMap r;
     RdmaSendWr wr;
-    uint32_t head, tail, i;
-    uint64_t bytes = 0;
+    uint32_t head, tail;
     bool flushing;
-    int n, ret;
+    int ret;
 
     qp->sq_pending = false;
     flushing = qp->attr.qp_state == RDMA_QPS_ERR ||
@@ -257,7 +258,7 @@ static void pvrdma_process_sq(PvrdmaState *s, RdmaQp *qp)
         pvrdma_qp_fatal(s, qp, "send ring unusable");
         return;
     }
-    for (n = 0; n < PVRDMA_SQ_BUDGET && bytes < PVRDMA_SQ_BYTES; n++) {
+    while (rdma_rm_budget_left(&s->rm)) {
         if (qp->sq_stalled) {
             return;
         }
@@ -274,6 +275,7 @@ static void pvrdma_process_sq(PvrdmaState *s, RdmaQp *qp)
         }
         if (qp->attr.qp_state == RDMA_QPS_ERR ||
             qp->attr.qp_state == RDMA_QPS_SQE) {
+            rdma_rm_budget_charge(&s->rm, 0);
             pvrdma_flush_send(s, qp, buf);
             continue;
         }
@@ -284,17 +286,18 @@ static void pvrdma_process_sq(PvrdmaState *s, RdmaQp *qp)
                           .qp_handle = qp->handle };
 
             pvrdma_wqe_error(qp, "send WQE with a bad opcode or num_sge");
+            rdma_rm_budget_charge(&s->rm, 0);
             pvrdma_complete(s, qp, qp->send_cq_handle, &wc, false);
             rdma_rm_qp_send_error(&s->rm, qp, RDMA_EVENT_QP_REQ_ERR);
             continue;
         }
-        for (i = 0; i < wr.num_sge; i++) {
-            bytes += wr.sge[i].length;
-        }
+        rdma_rm_budget_charge(&s->rm, rdma_wr_bytes(&wr));
         s->backend->ops->post_send(s->backend, qp, &wr);
     }
-    qp->sq_pending = true;
-    qemu_bh_schedule(s->sq_bh);
+    if (!rdma_rm_stopping(&s->rm)) {
+        qp->sq_pending = true;
+        qemu_bh_schedule(s->sq_bh);
+    }
 }
 
 static void pvrdma_sq_bh(void *opaque)
@@ -303,13 +306,26 @@ static void pvrdma_sq_bh(void *opaque)
     RdmaTable *t = &s->rm.tables[RDMA_RES_QP];
     uint32_t h;
 
-    for (h = 0; h < t->size; h++) {
+    if (!rdma_rm_enter(&s->rm)) {
+        return;
+    }
+    for (h = 0; h < t->size && rdma_rm_budget_left(&s->rm); h++) {
         RdmaQp *qp = t->slots[h];
 
         if (qp && qp->sq_pending) {
             pvrdma_process_sq(s, qp);
         }
     }
+    /* A QP the budget did not reach is still pending: another pass. */
+    for (; h < t->size && !rdma_rm_stopping(&s->rm); h++) {
+        RdmaQp *qp = t->slots[h];
+
+        if (qp && qp->sq_pending) {
+            qemu_bh_schedule(s->sq_bh);
+            break;
+        }
+    }
+    rdma_rm_leave(&s->rm);
 }
 
 static void pvrdma_kick_send(void *opaque, RdmaQp *qp)
@@ -399,31 +415,43 @@ static int pvrdma_next_srq_recv(void *opaque, RdmaSrq *srq, RdmaRecvWr *wr)
     return pvrdma_take_recv(s, &r, NULL, srq, srq->max_sge, wr);
 }
 
+/*
+ * One ring's worth at most (a ring the guest, or the device's own CQE
+ * writes, keep refilling); what is left goes to the bottom half, whose
+ * pass flushes a QP in ERR within its budget.
+ */
 static void pvrdma_flush_sq(PvrdmaState *s, RdmaQp *qp)
 {
     uint8_t buf[PVRDMA_WQE_MAX];
     PvrdmaRingMap r;
-    uint32_t head, tail;
+    uint32_t head, tail, n;
 
-    if (pvrdma_sq_ring(s, qp, &r)) {
-        while (pvrdma_ring_peek(&r, &head, &tail) > 0 &&
-               pvrdma_fetch(s, &r, head, buf, sizeof(buf))) {
-            pvrdma_flush_send(s, qp, buf);
-        }
+    if (!pvrdma_sq_ring(s, qp, &r)) {
+        return;
     }
+    for (n = 0; n < r.max_elems; n++) {
+        if (pvrdma_ring_peek(&r, &head, &tail) <= 0 ||
+            !pvrdma_fetch(s, &r, head, buf, sizeof(buf))) {
+            return;
+        }
+        pvrdma_flush_send(s, qp, buf);
+    }
+    pvrdma_kick_send(s, qp);
 }
 
 static void pvrdma_flush_rq(PvrdmaState *s, RdmaQp *qp)
 {
     PvrdmaRqWqeHdr h;
     PvrdmaRingMap r;
-    uint32_t head, tail;
+    uint32_t head, tail, n;
 
     if (qp->is_srq || !pvrdma_rq_ring(s, qp, &r)) {
         return;
     }
-    while (pvrdma_ring_peek(&r, &head, &tail) > 0 &&
-           pvrdma_fetch(s, &r, head, &h, sizeof(h))) {
+    /* One ring's worth at most; the next RECV doorbell flushes more. */
+    for (n = 0; n < r.max_elems &&
+                pvrdma_ring_peek(&r, &head, &tail) > 0 &&
+                pvrdma_fetch(s, &r, head, &h, sizeof(h)); n++) {
         RdmaWc wc = {
             .wr_id = h.wr_id,
             .status = RDMA_WC_WR_FLUSH_ERR,
@@ -461,6 +489,7 @@ const RdmaFrontOps pvrdma_front_ops = {
     .event = pvrdma_event,
     .qp_flush = pvrdma_qp_flush,
     .kick_send = pvrdma_kick_send,
+    .deferred = pvrdma_deferred,
 };
 
 /* Doorbells */
