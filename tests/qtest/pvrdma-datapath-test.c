@@ -3113,6 +3113,38 @@ static void test_flush_refilled_by_own_cqes(void)
     dp_free(d);
 }
 
+/*
+ * AUDIT 12: an RDMA WRITE_WITH_IMM whose data cannot be placed (the
+ * responder's DMA MR names an address that is no guest RAM) must not
+ * complete the responder's receive as a success first.  The requester
+ * gets REM_ACCESS_ERR; the responder goes to ERR and its receive is
+ * flushed.
+ */
+static void test_write_imm_data_before_recv(void)
+{
+    Dp *d = dp_new();
+    PvQp *a, *b;
+    PvrdmaSge s = sge(d->mem, 64, d->lkey);
+    PvrdmaCqe c;
+
+    if (skip_on_ibverbs("the host device places WRITE_WITH_IMM data itself, "
+                        "and its DMA MR covers guest RAM only")) {
+        dp_free(d);
+        return;
+    }
+    rc_pair(d, &a, &b, ACC_ALL, 12, 7);
+    post_recv1(d, b, 0xb1, d->mem + PAGE, 64);
+    post_send(d, a, wqe_rdma(0xa1, PVRDMA_WR_RDMA_WRITE_WITH_IMM,
+                             PVRDMA_SEND_SIGNALED, 1, 0x40000000ull, d->lkey),
+              &s, 1);
+    c = expect_cqe(d, d->rcq, 0xb1, PVRDMA_WC_WR_FLUSH_ERR, ANY_OPCODE, b);
+    g_assert_cmpuint(c.status, !=, PVRDMA_WC_SUCCESS);
+    expect_cqe(d, d->scq, 0xa1, PVRDMA_WC_REM_ACCESS_ERR, ANY_OPCODE, a);
+    g_assert_cmpuint(qp_state(d, b), ==, PVRDMA_QPS_ERR);
+    expect_no_cqe(d, d->rcq);
+    dp_free(d);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -3195,5 +3227,7 @@ int main(int argc, char **argv)
                    test_dma_mr_recv_into_slot_control);
     qtest_add_func("/pvrdma/regression/flush-refilled-by-own-cqes",
                    test_flush_refilled_by_own_cqes);
+    qtest_add_func("/pvrdma/regression/write-imm-data-before-recv",
+                   test_write_imm_data_before_recv);
     return g_test_run();
 }

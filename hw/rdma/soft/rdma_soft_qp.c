@@ -242,16 +242,20 @@ static RdmaSoftAck rdma_soft_respond_rdma(RdmaSoft *soft, RdmaQp *src,
                                   &remote)) {
             return RDMA_NAK_REM_ACCESS;
         }
+        /*
+         * The data first: the receive WQE the immediate consumes completes
+         * only for data that is in place.  An RNR NAK then costs a second
+         * placement of the same data on the retry, as on a real link.
+         */
+        if (local->total &&
+            !rdma_soft_copy(rm->pdev, &remote, 0, local, local->total)) {
+            return RDMA_NAK_REM_ACCESS;
+        }
         if (wr->opcode == RDMA_WR_RDMA_WRITE_WITH_IMM) {
-            /* The immediate needs a receive WQE: take it before writing. */
             ack = rdma_soft_respond_recv(soft, src, dst, wr, local, true);
             if (ack != RDMA_ACK) {
                 return ack;
             }
-        }
-        if (local->total &&
-            !rdma_soft_copy(rm->pdev, &remote, 0, local, local->total)) {
-            return RDMA_NAK_REM_ACCESS;
         }
         return RDMA_ACK;
     case RDMA_WR_RDMA_READ:
