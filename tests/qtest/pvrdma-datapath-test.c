@@ -3047,12 +3047,21 @@ static void dma_mr_recv_into_port(uint64_t addr, uint32_t val)
     pv_qp_db(d->pv, b, PVRDMA_UAR_QP_RECV);
     post_send(d, a, wqe(0xa1, PVRDMA_WR_SEND, PVRDMA_SEND_SIGNALED, 1), &s,
               1);
-    expect_cqe(d, d->rcq, 0xb1, PVRDMA_WC_LOC_PROT_ERR, ANY_OPCODE, b);
-    expect_cqe(d, d->scq, 0xa1, PVRDMA_WC_REM_OP_ERR, ANY_OPCODE, a);
+    expect_loc_prot_err(d, d->rcq, 0xb1, b);
+    if (pv_ibverbs()) {
+        /* The host device's requester status is its own: not a success. */
+        PvrdmaCqe c;
+
+        g_assert_true(pv_cq_poll_wait(d->pv, d->scq, &c));
+        g_assert_cmphex(c.wr_id, ==, 0xa1);
+        g_assert_cmpuint(c.status, !=, PVRDMA_WC_SUCCESS);
+    } else {
+        expect_cqe(d, d->scq, 0xa1, PVRDMA_WC_REM_OP_ERR, ANY_OPCODE, a);
+        g_assert_cmpuint(qp_state(d, b), ==, PVRDMA_QPS_ERR);
+    }
     g_assert_cmphex(qpci_config_readw(rp, PCI_BRIDGE_CONTROL), ==, 0);
     g_assert_cmphex(qpci_config_readw(d->pv->dev, PCI_VENDOR_ID), ==,
                     PVRDMA_PCI_VENDOR_ID_VMWARE);
-    g_assert_cmpuint(qp_state(d, b), ==, PVRDMA_QPS_ERR);
     dp_free(d);
 }
 
@@ -3080,9 +3089,8 @@ static void test_dma_mr_recv_into_slot_control(void)
  * producer index, so the ring never empties by the device's own writes.
  * A flush does at most one ring's worth of WQEs per command or doorbell.
  */
-static void test_flush_refilled_by_own_cqes(void)
+static void flush_refilled(Dp *d)
 {
-    Dp *d = dp_new();
     uint64_t state = galloc(d->pv, PAGE);
     PvCq *cq = pv_cq_new_state(d->pv, 16, state);
     QpSpec q = dp_spec(d, PVRDMA_QPT_RC, NULL, cq);
@@ -3111,6 +3119,19 @@ static void test_flush_refilled_by_own_cqes(void)
                      PVRDMA_VERSION_QPHANDLE);
     pv_cq_free(cq);
     dp_free(d);
+}
+
+static void test_flush_refilled_by_own_cqes(void)
+{
+    Dp *d;
+
+    if (skip_on_ibverbs("a host device takes receives into its own queue "
+                        "from INIT and refuses RESET -> ERR; the front-end "
+                        "flush bound is the same code on both backends")) {
+        return;
+    }
+    d = dp_new();
+    flush_refilled(d);
 }
 
 /*
