@@ -1,0 +1,1575 @@
+/*
+ * libFuzzer target for the pvrdma device: qemu-fuzz-x86_64
+ * --fuzz-target=pvrdma.
+ *
+ * Generic byte-level fuzzing rarely gets past the device shared region
+ * and the command validation, so this target plays a guest driver whose
+ * every decision comes from the input: it loads a DSR, activates the
+ * device, runs commands, builds CQ, QP and SRQ rings behind page
+ * directories, writes WQEs whose SGEs point into MRs it registered, rings
+ * the doorbells, and also writes arbitrary registers, PCI config space,
+ * MSI-X table entries (aimed at the device's own BARs too) and raw guest
+ * memory over ring indices and WQEs.  pvrdma_fuzz.h describes the input.
+ *
+ * Every input starts from a machine reset (as the other qtest-based
+ * targets do) and a probed device (DSR loaded, ACTIVATE), on the soft
+ * backend; guest memory the previous input wrote is cleared first, so an
+ * input does the same thing whatever ran before it.  Objects live in a
+ * model of what the device returned (handles, keys, rings), which is how
+ * later operations find real handles; nothing about the device's answers
+ * is asserted here, the sanitizers and QEMU's own assertions are the
+ * oracle.
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+
+#include "qemu/osdep.h"
+#include "qemu/host-utils.h"
+#include "qemu/module.h"
+#include "qemu/timer.h"
+#include "qemu/units.h"
+#include "qapi/error.h"
+#include "qapi/qapi-commands-net.h"
+#include "qapi/qapi-commands-pvrdma.h"
+#include "hw/boards.h"
+#include "hw/qdev-core.h"
+#include "hw/pci/pci_regs.h"
+#include "tests/qtest/libqtest.h"
+#include "tests/qtest/libqos/pci.h"
+#include "tests/qtest/libqos/pci-pc.h"
+#include "hw/rdma/vmw/pvrdma_abi.h"
+#include "fuzz.h"
+#include "pvrdma_fuzz.h"
+
+#define PF_SLOT         0x10
+#define PF_NIC          "pf-nic0"
+#define PF_RAM          (32 * MiB)
+#define PF_PAGE         4096
+#define PF_ARENA_START  (1 * MiB)
+#define PF_ARENA_END    (PF_RAM - 1 * MiB)
+#define PF_DATA_PAGES   16          /* the data buffer DMA MR SGEs use */
+#define PF_DATA_SIZE    (PF_DATA_PAGES * PF_PAGE)
+#define PF_MAX_OBJS     32          /* per type; later objects replace */
+#define PF_MAX_FRESH    64          /* pages per ring; more are aliases */
+#define PF_MAX_PAGES    8192        /* the device's max_ring_pages */
+#define PF_MAX_SGE      16          /* SGE specifications per WQE */
+#define PF_MAX_OPS      512
+#define PF_ACC_ALL      (PVRDMA_ACCESS_LOCAL_WRITE | \
+                         PVRDMA_ACCESS_REMOTE_WRITE | \
+                         PVRDMA_ACCESS_REMOTE_READ | \
+                         PVRDMA_ACCESS_REMOTE_ATOMIC)
+#define PF_UD_QKEY      0x1234
+#define PF_GSI_QKEY     0x80010000u
+#define PF_FR_IOVA      0x40000000ull
+#define PF_MR_IOVA      0x7f0000000800ull
+
+/* Object types of the model, in the order the core's tables have them */
+enum { PF_UC, PF_PD, PF_CQ, PF_QP, PF_SRQ, PF_MR, PF_NRES };
+
+/* A ring in guest memory, as the driver's pvrdma_ring.h computes slots. */
+typedef struct PfRing {
+    uint64_t state;                 /* {prod_tail, cons_head} */
+    const uint64_t *pages;          /* element pages */
+    uint32_t npages;
+    uint32_t max_elems;
+    uint32_t elem_size;
+} PfRing;
+
+typedef struct PfObj {
+    uint32_t handle;
+    uint32_t qpn;
+    uint32_t uar;                   /* the UAR page of its context */
+    uint32_t type;                  /* QP type, MR kind */
+    uint32_t state;                 /* QP state the target last set */
+    uint32_t qkey;
+    bool is_srq;
+    uint32_t lkey, rkey;            /* FRMR: the key last registered */
+    uint64_t iova, length;
+    PfRing sq, rq;                  /* QP; CQ and SRQ use rq */
+    uint64_t *pages;
+    uint32_t npages;
+} PfObj;
+
+typedef struct PfState {
+    QTestState *qts;
+    QPCIBus *bus;
+    QPCIDevice *dev;
+    QPCIDevice *fn0;
+    QPCIBar msix, regs, uar;
+    uint8_t msix_cap;
+    uint64_t next;                  /* arena allocation pointer */
+    bool link_down;
+    bool pci_touched;               /* config space or MSI-X written */
+    DeviceState *pvrdma;
+    uint64_t data;
+    uint64_t dsr, cmd, resp;         /* as the device took them */
+    uint32_t version;
+    uint64_t *dev_pages[2];         /* async and CQ notification rings */
+    PfRing async, cqn;
+    uint64_t cookie;
+    PfObj obj[PF_NRES][PF_MAX_OBJS];
+    uint32_t n[PF_NRES];
+} PfState;
+
+static PfState pf;
+
+static const uint8_t pf_gids[3][16] = {
+    { [10] = 0xff, [11] = 0xff, 10, 0, 2, 15 },     /* ::ffff:10.0.2.15 */
+    { [10] = 0xff, [11] = 0xff, 10, 0, 2, 16 },
+    { 0xfe, 0x80, [8] = 0x50, 0x54, 0x00, 0xff, 0xfe, 0x12, 0x34, 0x56 },
+};
+
+/* Input parsing */
+
+/* Copy the next @size bytes of the arguments (zero when missing). */
+static void pf_args(void *dst, size_t size, const uint8_t **p, size_t *len)
+{
+    size_t n = MIN(size, *len);
+
+    memset(dst, 0, size);
+    memcpy(dst, *p, n);
+    *p += n;
+    *len -= n;
+}
+
+/* XOR @src over @dst (the fuzzer's way to any field of a request). */
+static void pf_xor(void *dst, size_t dlen, const uint8_t *src, size_t slen)
+{
+    uint8_t *d = dst;
+    size_t i;
+
+    for (i = 0; i < MIN(dlen, slen); i++) {
+        d[i] ^= src[i];
+    }
+}
+
+/* Guest memory */
+
+static uint64_t pf_alloc(PfState *f, uint64_t npages)
+{
+    uint64_t a = f->next;
+
+    if (npages > (PF_ARENA_END - f->next) / PF_PAGE) {
+        return 0;
+    }
+    f->next += npages * PF_PAGE;
+    return a;
+}
+
+/*
+ * Zero every page of guest RAM written since the last call (by the target
+ * or by the device's DMA), so that an input sees the memory a fresh
+ * machine has.  Guest RAM keeps a dirty log for this; clearing in place
+ * costs far less than writes through the memory API.
+ */
+static void pf_clear_ram(void)
+{
+    MachineState *ms = MACHINE(qdev_get_machine());
+    uint8_t *ram = memory_region_get_ram_ptr(ms->ram);
+    DirtyBitmapSnapshot *snap;
+    uint64_t a;
+
+    if (!memory_region_is_logging(ms->ram, DIRTY_MEMORY_VGA)) {
+        memory_region_set_log(ms->ram, true, DIRTY_MEMORY_VGA);
+        memset(ram, 0, ms->ram_size);
+    }
+    snap = memory_region_snapshot_and_clear_dirty(ms->ram, 0, ms->ram_size,
+                                                  DIRTY_MEMORY_VGA);
+    for (a = 0; a < ms->ram_size; a += PF_PAGE) {
+        if (memory_region_snapshot_get_dirty(ms->ram, snap, a, PF_PAGE)) {
+            memset(ram + a, 0, PF_PAGE);
+        }
+    }
+    g_free(snap);
+}
+
+static void pf_write(PfState *f, uint64_t addr, const void *buf, size_t len)
+{
+    qtest_memwrite(f->qts, addr, buf, len);
+}
+
+/*
+ * A page directory over @npages pages (as the driver's pvrdma_page_dir):
+ * up to PF_MAX_FRESH fresh pages, the others aliases of them.  @pages
+ * receives the page addresses.  Returns the directory's address, or 0
+ * when the arena is full.  PF_K_* knobs corrupt it.
+ */
+static uint64_t pf_pdir(PfState *f, uint32_t npages, uint64_t *pages,
+                        uint8_t knobs, uint32_t raw, uint32_t bad)
+{
+    uint32_t ntables = DIV_ROUND_UP(npages, PVRDMA_PDIR_ENTRIES);
+    uint32_t nfresh = knobs & PF_K_ALIAS ? 1 : MIN(npages, PF_MAX_FRESH);
+    uint64_t dir, tables, fresh;
+    uint32_t i, t;
+
+    if (!npages) {
+        return 0;
+    }
+    dir = pf_alloc(f, 1);
+    tables = pf_alloc(f, ntables);
+    fresh = pf_alloc(f, nfresh);
+    if (!dir || !tables || !fresh) {
+        return 0;
+    }
+    for (i = 0; i < npages; i++) {
+        pages[i] = fresh + (uint64_t)(i % nfresh) * PF_PAGE;
+    }
+    if (knobs & PF_K_PAGE_RAW) {
+        pages[bad % npages] = raw;
+    }
+    for (t = 0; t < ntables; t++) {
+        uint64_t table = tables + (uint64_t)t * PF_PAGE;
+        uint32_t n = MIN(npages - t * PVRDMA_PDIR_ENTRIES,
+                         PVRDMA_PDIR_ENTRIES);
+
+        pf_write(f, table, &pages[t * PVRDMA_PDIR_ENTRIES], n * 8);
+        qtest_writeq(f->qts, dir + t * 8,
+                     t == 0 && (knobs & PF_K_TABLE_RAW) ? raw : table);
+    }
+    return knobs & PF_K_PDIR_RAW ? raw : dir;
+}
+
+/* Rings */
+
+static uint64_t pf_slot(const PfRing *r, uint32_t idx)
+{
+    uint64_t off = (uint64_t)(idx & (r->max_elems - 1)) * r->elem_size;
+
+    if (!r->max_elems || off / PF_PAGE >= r->npages) {
+        return 0;
+    }
+    return r->pages[off / PF_PAGE] + off % PF_PAGE;
+}
+
+static uint32_t pf_ring_next(const PfRing *r, uint32_t idx)
+{
+    return (idx + 1) & ((r->max_elems << 1) - 1);
+}
+
+/* Guest as producer: write @elem at prod_tail, publish unless told not. */
+static void pf_ring_put(PfState *f, const PfRing *r, const void *elem,
+                        bool publish)
+{
+    uint32_t tail = qtest_readl(f->qts, r->state);
+    uint64_t slot = pf_slot(r, tail);
+
+    if (slot) {
+        pf_write(f, slot, elem, r->elem_size);
+    }
+    if (publish) {
+        qtest_writel(f->qts, r->state, pf_ring_next(r, tail));
+    }
+}
+
+/* Guest as consumer: take up to @count elements (0: all there are). */
+static void pf_ring_take(PfState *f, const PfRing *r, uint32_t count)
+{
+    uint32_t tail, head, i;
+
+    if (!r->max_elems) {
+        return;
+    }
+    tail = qtest_readl(f->qts, r->state);
+    head = qtest_readl(f->qts, r->state + 4);
+    if (!count) {
+        qtest_writel(f->qts, r->state + 4, tail);
+        return;
+    }
+    for (i = 0; i < count && head != tail; i++) {
+        head = pf_ring_next(r, head);
+    }
+    qtest_writel(f->qts, r->state + 4, head);
+}
+
+/* Bytes of a WQE with @sge entries, rounded as the driver does. */
+static uint64_t pf_wqe_bytes(uint64_t hdr, uint64_t sge)
+{
+    return pow2ceil(hdr + 16 * MAX(sge, 1));
+}
+
+/* Registers and doorbells */
+
+static uint32_t pf_rd(PfState *f, uint32_t reg)
+{
+    return qpci_io_readl(f->dev, f->regs, reg);
+}
+
+static void pf_wr(PfState *f, uint32_t reg, uint32_t val)
+{
+    qpci_io_writel(f->dev, f->regs, reg, val);
+}
+
+static void pf_db(PfState *f, uint32_t page, uint32_t off, uint32_t val)
+{
+    qpci_io_writel(f->dev, f->uar, (uint64_t)page * PVRDMA_UAR_PAGE_SIZE + off,
+                   val);
+}
+
+/* The model of the device's objects */
+
+static PfObj *pf_obj(PfState *f, int res, uint8_t sel)
+{
+    if (sel >= PF_SEL_RAW || !f->n[res]) {
+        return NULL;
+    }
+    return &f->obj[res][sel % f->n[res]];
+}
+
+static uint32_t pf_handle(PfState *f, int res, uint8_t sel, uint32_t raw)
+{
+    PfObj *o = pf_obj(f, res, sel);
+
+    if (o) {
+        return o->handle;
+    }
+    if (sel == PF_SEL_RAW32) {
+        return raw;
+    }
+    return sel >= PF_SEL_RAW ? sel - PF_SEL_RAW : sel & 7;
+}
+
+/* A context selector: 0 is the guest kernel's (UAR page 0). */
+static uint32_t pf_ctx(PfState *f, uint8_t sel, uint32_t raw, uint32_t *uar)
+{
+    PfObj *uc = sel && sel < PF_SEL_RAW ? pf_obj(f, PF_UC, sel - 1) : NULL;
+
+    *uar = uc ? uc->uar : 0;
+    return uc ? uc->handle : sel ? pf_handle(f, PF_UC, sel, raw) : 0;
+}
+
+static void pf_add(PfState *f, int res, PfObj *o)
+{
+    uint32_t i = f->n[res] < PF_MAX_OBJS ? f->n[res]++ : PF_MAX_OBJS - 1;
+
+    g_free(f->obj[res][i].pages);
+    f->obj[res][i] = *o;
+    o->pages = NULL;
+}
+
+static void pf_del(PfState *f, int res, uint32_t handle)
+{
+    uint32_t i;
+
+    for (i = 0; i < f->n[res]; i++) {
+        if (f->obj[res][i].handle == handle) {
+            g_free(f->obj[res][i].pages);
+            f->obj[res][i] = f->obj[res][--f->n[res]];
+            memset(&f->obj[res][f->n[res]], 0, sizeof(PfObj));
+            return;
+        }
+    }
+}
+
+static void pf_forget(PfState *f)
+{
+    int res;
+    uint32_t i;
+
+    for (res = 0; res < PF_NRES; res++) {
+        for (i = 0; i < f->n[res]; i++) {
+            g_free(f->obj[res][i].pages);
+        }
+        f->n[res] = 0;
+    }
+    memset(f->obj, 0, sizeof(f->obj));
+}
+
+/* The device shared region */
+
+static bool pf_dev_ring(PfState *f, uint64_t **pages, uint32_t n,
+                        uint8_t knobs, uint32_t raw, uint64_t *pdir)
+{
+    uint32_t build = MIN(MAX(n, 1), 64);
+
+    g_free(*pages);
+    *pages = g_new0(uint64_t, build);
+    *pdir = pf_pdir(f, build, *pages, knobs, raw, 0);
+    return *pdir != 0;
+}
+
+static void pf_set_dev_ring(PfRing *r, const uint64_t *pages, uint32_t n,
+                            uint32_t elem_size)
+{
+    memset(r, 0, sizeof(*r));
+    if (n >= 2 && n <= 64) {
+        r->state = pages[0] + offsetof(PvrdmaRingState, rx);
+        r->pages = pages + 1;
+        r->npages = n - 1;
+        r->max_elems = (n - 1) * PF_PAGE / elem_size;
+        r->elem_size = elem_size;
+    }
+}
+
+/*
+ * Load a DSR the way the driver's probe does (then IMR = 0, ACTIVATE);
+ * @d's knobs and the XOR bytes change it.  Every object goes with the old
+ * DSR, in the device and in the model.
+ */
+static void pf_load_dsr(PfState *f, const PfDsr *d, const uint8_t *x,
+                        size_t xlen)
+{
+    uint8_t ak = d->knobs & PF_DSR_ALIAS ? PF_K_ALIAS : 0;
+    uint32_t na = d->async_pages ? d->async_pages : 4;
+    uint32_t nc = d->cq_pages ? d->cq_pages : 4;
+    uint64_t addr = pf_alloc(f, 1), cmd = pf_alloc(f, 1);
+    uint64_t resp = pf_alloc(f, 1);
+    PvrdmaDsr dsr = { 0 };
+    uint64_t apdir, cpdir;
+    uint32_t err;
+
+    if (!addr || !cmd || !resp) {
+        return;
+    }
+    dsr.driver_version = d->version ? d->version : PVRDMA_VERSION_QPHANDLE;
+    dsr.gos_info = 2 | (1 << 2) | (1 << 6);     /* 64-bit Linux, ver 1 */
+    dsr.cmd_slot_dma = d->knobs & PF_DSR_CMD_MMIO ? f->regs.addr : cmd;
+    dsr.resp_slot_dma = d->knobs & PF_DSR_RESP_RAW ? d->raw : resp;
+    dsr.async_ring_pages.num_pages = na;
+    dsr.cq_ring_pages.num_pages = nc;
+    if (!pf_dev_ring(f, &f->dev_pages[0], na,
+                     ak | (d->knobs & PF_DSR_PDIR_RAW ? PF_K_PDIR_RAW : 0),
+                     d->raw, &apdir) ||
+        !pf_dev_ring(f, &f->dev_pages[1], nc, ak, 0, &cpdir)) {
+        return;
+    }
+    dsr.async_ring_pages.pdir_dma = apdir;
+    dsr.cq_ring_pages.pdir_dma = cpdir;
+    dsr.uar_pfn64 = f->uar.addr >> 12;
+    pf_xor(&dsr, sizeof(dsr), x, xlen);
+    pf_write(f, addr, &dsr, sizeof(dsr));
+    if (d->knobs & PF_DSR_ADDR_RAW) {
+        addr = d->raw;
+    }
+    if (d->knobs & PF_DSR_HIGH_FIRST) {
+        pf_wr(f, PVRDMA_REG_DSRHIGH, addr >> 32);
+        pf_wr(f, PVRDMA_REG_DSRLOW, addr);
+    } else {
+        pf_wr(f, PVRDMA_REG_DSRLOW, addr);
+        pf_wr(f, PVRDMA_REG_DSRHIGH, addr >> 32);
+    }
+    err = pf_rd(f, PVRDMA_REG_ERR);
+    if (!(d->knobs & PF_DSR_NO_ACTIVATE)) {
+        pf_wr(f, PVRDMA_REG_IMR, 0);
+        pf_wr(f, PVRDMA_REG_CTL, d->knobs & PF_DSR_UNQUIESCE ?
+              PVRDMA_CTL_UNQUIESCE : PVRDMA_CTL_ACTIVATE);
+    }
+    pf_forget(f);
+    if (err) {
+        return;
+    }
+    /* What the device took: the DSR as written, XOR included. */
+    f->version = dsr.driver_version;
+    f->dsr = addr;
+    f->cmd = dsr.cmd_slot_dma;
+    f->resp = dsr.resp_slot_dma;
+    pf_set_dev_ring(&f->async, f->dev_pages[0], na, sizeof(PvrdmaEqe));
+    pf_set_dev_ring(&f->cqn, f->dev_pages[1], nc, sizeof(PvrdmaCqne));
+}
+
+/* Commands */
+
+/* Post a command as the driver does; returns ERR (UINT32_MAX: no slot). */
+static uint32_t pf_exec(PfState *f, PvrdmaCmdReq *req, PvrdmaCmdResp *rsp)
+{
+    uint32_t err;
+
+    if (!f->cmd) {
+        return UINT32_MAX;
+    }
+    req->hdr.response = ++f->cookie;
+    pf_write(f, f->cmd, req, sizeof(*req));
+    pf_wr(f, PVRDMA_REG_REQUEST, 0);
+    err = pf_rd(f, PVRDMA_REG_ERR);
+    if (!err && f->resp) {
+        qtest_memread(f->qts, f->resp, rsp, sizeof(*rsp));
+    }
+    return err;
+}
+
+/* Ring pages of a new object: @o->pages, and the directory's address. */
+static uint64_t pf_obj_pages(PfState *f, PfObj *o, uint64_t npages,
+                             const PfCmd *c)
+{
+    o->npages = MIN(MAX(npages, 1), PF_MAX_PAGES);
+    o->pages = g_new0(uint64_t, o->npages);
+    return pf_pdir(f, o->npages, o->pages, c->knobs, c->raw, c->n[3]);
+}
+
+static void pf_set_ring(PfRing *r, const PfObj *o, uint32_t first,
+                        uint64_t state, uint64_t npages, uint64_t max_elems,
+                        uint64_t elem_size)
+{
+    memset(r, 0, sizeof(*r));
+    if (first >= o->npages || max_elems > (1u << 30) ||
+        elem_size > PF_PAGE || !max_elems || !is_power_of_2(max_elems)) {
+        return;
+    }
+    r->state = o->pages[0] + state;
+    r->pages = o->pages + first;
+    r->npages = MIN(npages, o->npages - first);
+    r->max_elems = max_elems;
+    r->elem_size = elem_size;
+}
+
+static void pf_build_cq(PfState *f, const PfCmd *c, PvrdmaCmdCreateCq *q,
+                        PfObj *o)
+{
+    uint64_t cqe = c->n[0] ? c->n[0] : 64;
+    uint64_t npages = (1 + DIV_ROUND_UP(cqe * sizeof(PvrdmaCqe), PF_PAGE)) ^
+                      c->n[1];
+
+    q->ctx_handle = pf_ctx(f, c->sel[0], c->raw, &o->uar);
+    q->cqe = cqe;
+    q->nchunks = npages;
+    q->pdir_dma = pf_obj_pages(f, o, npages, c);
+    pf_set_ring(&o->rq, o, 1, offsetof(PvrdmaRingState, rx), npages - 1,
+                cqe, sizeof(PvrdmaCqe));
+}
+
+static const uint8_t pf_qp_types[] = {
+    PVRDMA_QPT_RC, PVRDMA_QPT_UD, PVRDMA_QPT_GSI, PVRDMA_QPT_UC,
+    PVRDMA_QPT_SMI,
+};
+
+static void pf_build_qp(PfState *f, const PfCmd *c, PvrdmaCmdCreateQp *q,
+                        PfObj *o)
+{
+    PfObj *pd = pf_obj(f, PF_PD, c->sel[0]);
+    uint64_t send_wr = c->n[0] ? c->n[0] : 16, recv_wr = c->n[1] ? c->n[1] : 16;
+    uint64_t send_sge = c->n[2] ? c->n[2] : 4, recv_sge = c->n[3] ? c->n[3] : 4;
+    uint64_t ssz = pf_wqe_bytes(sizeof(PvrdmaSqWqeHdr), send_sge);
+    uint64_t rsz = pf_wqe_bytes(sizeof(PvrdmaRqWqeHdr), recv_sge);
+    uint64_t send = DIV_ROUND_UP(pow2ceil(send_wr) * ssz, PF_PAGE);
+    bool is_srq = c->flags & 1;
+    uint64_t total = 1 + send +
+                     (is_srq ? 0 : DIV_ROUND_UP(pow2ceil(recv_wr) * rsz,
+                                                PF_PAGE));
+
+    q->qp_type = c->type < ARRAY_SIZE(pf_qp_types) ? pf_qp_types[c->type]
+                                                   : c->type;
+    q->pd_handle = pd ? pd->handle : pf_handle(f, PF_PD, c->sel[0], c->raw);
+    q->send_cq_handle = pf_handle(f, PF_CQ, c->sel[1], c->raw);
+    q->recv_cq_handle = pf_handle(f, PF_CQ, c->sel[2], c->raw);
+    q->is_srq = is_srq;
+    q->srq_handle = is_srq ? pf_handle(f, PF_SRQ, c->sel[3], c->raw) : 0;
+    q->sq_sig_all = (c->flags >> 1) & 1;
+    q->max_send_wr = send_wr;
+    q->max_recv_wr = recv_wr;
+    q->max_send_sge = send_sge;
+    q->max_recv_sge = recv_sge;
+    q->access_flags = PVRDMA_ACCESS_LOCAL_WRITE ^ c->access;
+    q->send_chunks = send;
+    q->total_chunks = total;
+    q->pdir_dma = pf_obj_pages(f, o, total, c);
+    o->type = q->qp_type;
+    o->uar = pd ? pd->uar : 0;
+    o->is_srq = is_srq;
+    o->state = PVRDMA_QPS_RESET;
+    pf_set_ring(&o->sq, o, 1, offsetof(PvrdmaRingState, tx), send,
+                pow2ceil(send_wr), ssz);
+    if (!is_srq) {
+        pf_set_ring(&o->rq, o, 1 + send, offsetof(PvrdmaRingState, rx),
+                    total - 1 - send, pow2ceil(recv_wr), rsz);
+    }
+}
+
+static void pf_build_srq(PfState *f, const PfCmd *c, PvrdmaCmdCreateSrq *q,
+                         PfObj *o)
+{
+    PfObj *pd = pf_obj(f, PF_PD, c->sel[0]);
+    uint64_t max_wr = c->n[0] ? c->n[0] : 16;
+    uint64_t max_sge = c->n[1] ? c->n[1] : 4;
+    uint64_t sz = pf_wqe_bytes(sizeof(PvrdmaRqWqeHdr), max_sge);
+    uint64_t npages = 1 + DIV_ROUND_UP(pow2ceil(max_wr) * sz, PF_PAGE);
+
+    q->pd_handle = pd ? pd->handle : pf_handle(f, PF_PD, c->sel[0], c->raw);
+    q->attrs.max_wr = max_wr;
+    q->attrs.max_sge = max_sge;
+    q->attrs.srq_limit = c->n[2];
+    q->nchunks = npages;
+    q->pdir_dma = pf_obj_pages(f, o, npages, c);
+    o->uar = pd ? pd->uar : 0;
+    pf_set_ring(&o->rq, o, 1, offsetof(PvrdmaRingState, rx), npages - 1,
+                pow2ceil(max_wr), sz);
+}
+
+static void pf_build_mr(PfState *f, const PfCmd *c, PvrdmaCmdCreateMr *q,
+                        PfObj *o)
+{
+    static const uint32_t flags[] = { 0, PVRDMA_MR_FLAG_DMA,
+                                      PVRDMA_MR_FLAG_FRMR };
+    uint64_t iova = c->addr ? c->addr : PF_MR_IOVA;
+    uint64_t length = c->len ? c->len : 4 * PF_PAGE - (iova & 0xfff);
+    uint64_t span;
+
+    q->pd_handle = pf_handle(f, PF_PD, c->sel[0], c->raw);
+    q->access_flags = PF_ACC_ALL ^ c->access;
+    q->flags = c->type < ARRAY_SIZE(flags) ? flags[c->type] : c->n[2];
+    o->type = c->type;
+    switch (q->flags) {
+    case 0:
+        span = DIV_ROUND_UP((iova & 0xfff) + length, PF_PAGE) ^ c->n[0];
+        q->start = iova;
+        q->length = length;
+        q->nchunks = span;
+        q->pdir_dma = pf_obj_pages(f, o, span, c);
+        o->iova = iova;
+        o->length = length;
+        break;
+    case PVRDMA_MR_FLAG_FRMR:
+        q->nchunks = c->n[0] ? c->n[0] : 8;
+        break;
+    default:
+        q->start = c->addr;
+        q->length = c->len;
+        q->nchunks = c->n[0];
+        break;
+    }
+}
+
+/* QP attributes for a move of @qp to @state, as rc_connect/ud_up do. */
+static uint32_t pf_qp_attrs(PfState *f, const PfCmd *c, const PfObj *qp,
+                            uint32_t state, PvrdmaQpAttr *a)
+{
+    uint32_t type = qp ? qp->type : PVRDMA_QPT_RC;
+    uint32_t from = qp ? qp->state : PVRDMA_QPS_RESET;
+    bool rc = type == PVRDMA_QPT_RC;
+    PfObj *dest = pf_obj(f, PF_QP, c->sel[1]);
+    uint32_t mask = PVRDMA_QP_STATE;
+
+    a->qp_state = state;
+    a->port_num = 1;
+    a->qkey = c->addr ? (uint32_t)c->addr :
+              type == PVRDMA_QPT_GSI ? PF_GSI_QKEY : PF_UD_QKEY;
+    switch (state) {
+    case PVRDMA_QPS_INIT:
+        a->qp_access_flags = PF_ACC_ALL ^ c->access;
+        mask |= PVRDMA_QP_PKEY_INDEX |
+                (rc ? PVRDMA_QP_PORT | PVRDMA_QP_ACCESS_FLAGS :
+                 type == PVRDMA_QPT_GSI ? PVRDMA_QP_QKEY :
+                 PVRDMA_QP_PORT | PVRDMA_QP_QKEY);
+        break;
+    case PVRDMA_QPS_RTR:
+        if (!rc) {
+            break;
+        }
+        a->path_mtu = PVRDMA_MTU_1024;
+        a->dest_qp_num = dest ? dest->qpn : c->raw;
+        a->rq_psn = 0x100;
+        a->max_dest_rd_atomic = 4;
+        a->min_rnr_timer = 12 ^ c->n[0];
+        memcpy(a->ah_attr.grh.dgid.raw, pf_gids[c->flags % 3], 16);
+        a->ah_attr.grh.sgid_index = c->n[1];
+        a->ah_attr.grh.hop_limit = 64;
+        a->ah_attr.port_num = 1;
+        a->ah_attr.ah_flags = 1;
+        mask |= PVRDMA_QP_AV | PVRDMA_QP_PATH_MTU | PVRDMA_QP_DEST_QPN |
+                PVRDMA_QP_RQ_PSN | PVRDMA_QP_MAX_DEST_RD_ATOMIC |
+                PVRDMA_QP_MIN_RNR_TIMER;
+        break;
+    case PVRDMA_QPS_RTS:
+        a->sq_psn = 0x100;
+        if (from != PVRDMA_QPS_RTR) {
+            break;
+        }
+        mask |= PVRDMA_QP_SQ_PSN;
+        if (rc) {
+            a->timeout = 14;
+            a->retry_cnt = 7;
+            a->rnr_retry = 7 ^ c->n[2];
+            a->max_rd_atomic = 4;
+            mask |= PVRDMA_QP_TIMEOUT | PVRDMA_QP_RETRY_CNT |
+                    PVRDMA_QP_RNR_RETRY | PVRDMA_QP_MAX_QP_RD_ATOMIC;
+        }
+        break;
+    }
+    return mask ^ c->n[3];
+}
+
+/* MODIFY_QP's target state: PfCmd.type 0 is the next state on the way. */
+static uint32_t pf_qp_target(const PfObj *qp, uint8_t type)
+{
+    static const uint32_t next[PVRDMA_QPS_MAX] = {
+        [PVRDMA_QPS_RESET] = PVRDMA_QPS_INIT,
+        [PVRDMA_QPS_INIT] = PVRDMA_QPS_RTR,
+        [PVRDMA_QPS_RTR] = PVRDMA_QPS_RTS,
+        [PVRDMA_QPS_RTS] = PVRDMA_QPS_RTS,
+        [PVRDMA_QPS_SQD] = PVRDMA_QPS_RTS,
+        [PVRDMA_QPS_SQE] = PVRDMA_QPS_RTS,
+        [PVRDMA_QPS_ERR] = PVRDMA_QPS_RESET,
+    };
+    static const uint32_t states[] = {
+        PVRDMA_QPS_INIT, PVRDMA_QPS_RTR, PVRDMA_QPS_RTS, PVRDMA_QPS_SQD,
+        PVRDMA_QPS_SQE, PVRDMA_QPS_ERR, PVRDMA_QPS_RESET,
+    };
+
+    if (type == 0) {
+        return next[qp ? qp->state % PVRDMA_QPS_MAX : 0];
+    }
+    return type <= ARRAY_SIZE(states) ? states[type - 1] : type;
+}
+
+static const uint8_t *pf_gid(const PfCmd *c, uint8_t *raw)
+{
+    if (c->flags % 4 < 3) {
+        return pf_gids[c->flags % 4];
+    }
+    memcpy(raw, &c->addr, 8);
+    memcpy(raw + 8, &c->len, 8);
+    return raw;
+}
+
+/* Fill the request of @c->cmd; a create also fills the model object @o. */
+static void pf_build(PfState *f, const PfCmd *c, uint32_t cmd,
+                     PvrdmaCmdReq *req, PfObj *o, uint32_t *target)
+{
+    static const int destroys[PVRDMA_CMD_MAX] = {
+        [PVRDMA_CMD_DESTROY_PD] = PF_PD + 1,
+        [PVRDMA_CMD_DESTROY_MR] = PF_MR + 1,
+        [PVRDMA_CMD_DESTROY_CQ] = PF_CQ + 1,
+        [PVRDMA_CMD_DESTROY_QP] = PF_QP + 1,
+        [PVRDMA_CMD_DESTROY_UC] = PF_UC + 1,
+        [PVRDMA_CMD_DESTROY_SRQ] = PF_SRQ + 1,
+        [PVRDMA_CMD_QUERY_SRQ] = PF_SRQ + 1,
+    };
+    uint8_t gid[16];
+
+    if (cmd < PVRDMA_CMD_MAX && destroys[cmd]) {
+        /* Every destroy has the handle right after the header. */
+        req->destroy_pd.pd_handle = pf_handle(f, destroys[cmd] - 1,
+                                              c->sel[0], c->raw);
+        return;
+    }
+    switch (cmd) {
+    case PVRDMA_CMD_QUERY_PORT:
+        req->query_port.port_num = 1 ^ c->n[0];
+        break;
+    case PVRDMA_CMD_QUERY_PKEY:
+        req->query_pkey.port_num = 1 ^ c->n[0];
+        req->query_pkey.index = c->n[1];
+        break;
+    case PVRDMA_CMD_CREATE_PD:
+        req->create_pd.ctx_handle = pf_ctx(f, c->sel[0], c->raw, &o->uar);
+        break;
+    case PVRDMA_CMD_CREATE_MR:
+        pf_build_mr(f, c, &req->create_mr, o);
+        break;
+    case PVRDMA_CMD_CREATE_CQ:
+        pf_build_cq(f, c, &req->create_cq, o);
+        break;
+    case PVRDMA_CMD_RESIZE_CQ:
+        req->resize_cq.cq_handle = pf_handle(f, PF_CQ, c->sel[0], c->raw);
+        req->resize_cq.cqe = c->n[0] ? c->n[0] : 128;
+        break;
+    case PVRDMA_CMD_CREATE_QP:
+        pf_build_qp(f, c, &req->create_qp, o);
+        break;
+    case PVRDMA_CMD_MODIFY_QP: {
+        PfObj *qp = pf_obj(f, PF_QP, c->sel[0]);
+
+        *target = pf_qp_target(qp, c->type);
+        req->modify_qp.qp_handle = qp ? qp->handle : c->raw;
+        req->modify_qp.attr_mask = pf_qp_attrs(f, c, qp, *target,
+                                               &req->modify_qp.attrs);
+        break;
+    }
+    case PVRDMA_CMD_QUERY_QP:
+        req->query_qp.qp_handle = pf_handle(f, PF_QP, c->sel[0], c->raw);
+        req->query_qp.attr_mask = ~c->n[0];
+        break;
+    case PVRDMA_CMD_CREATE_UC: {
+        uint32_t index = c->n[0] ? c->n[0] : 1 + f->n[PF_UC];
+
+        req->create_uc.pfn64 = c->knobs & PF_K_RAW_PFN ? c->addr :
+                               (f->uar.addr >> 12) + index;
+        o->uar = index % (PVRDMA_UAR_PAGE_SIZE / 8);
+        break;
+    }
+    case PVRDMA_CMD_CREATE_BIND:
+        req->create_bind.index = c->n[0];
+        memcpy(req->create_bind.new_gid, pf_gid(c, gid), 16);
+        req->create_bind.gid_type = c->type ? c->type - 1 :
+                                    f->version < PVRDMA_VERSION_ROCEV2 ?
+                                    PVRDMA_GID_TYPE_FLAG_ROCE_V1 :
+                                    PVRDMA_GID_TYPE_FLAG_ROCE_V2;
+        req->create_bind.mtu = 1024;
+        req->create_bind.vlan = 0xfff;
+        break;
+    case PVRDMA_CMD_DESTROY_BIND:
+        req->destroy_bind.index = c->n[0];
+        memcpy(req->destroy_bind.dest_gid, pf_gid(c, gid), 16);
+        break;
+    case PVRDMA_CMD_CREATE_SRQ:
+        pf_build_srq(f, c, &req->create_srq, o);
+        break;
+    case PVRDMA_CMD_MODIFY_SRQ:
+        req->modify_srq.srq_handle = pf_handle(f, PF_SRQ, c->sel[0], c->raw);
+        req->modify_srq.attr_mask = PVRDMA_SRQ_LIMIT ^ c->n[1];
+        req->modify_srq.attrs.srq_limit = c->n[0];
+        break;
+    }
+}
+
+/* The model learns what a successful command did. */
+static void pf_commit(PfState *f, const PfCmd *c, uint32_t cmd,
+                      const PvrdmaCmdReq *req, const PvrdmaCmdResp *rsp,
+                      PfObj *o, uint32_t target)
+{
+    PfObj *qp;
+
+    switch (cmd) {
+    case PVRDMA_CMD_CREATE_PD:
+        o->handle = rsp->create_pd_resp.pd_handle;
+        pf_add(f, PF_PD, o);
+        break;
+    case PVRDMA_CMD_CREATE_MR:
+        o->handle = rsp->create_mr_resp.mr_handle;
+        o->lkey = rsp->create_mr_resp.lkey;
+        o->rkey = rsp->create_mr_resp.rkey;
+        pf_add(f, PF_MR, o);
+        break;
+    case PVRDMA_CMD_CREATE_CQ:
+        o->handle = rsp->create_cq_resp.cq_handle;
+        pf_add(f, PF_CQ, o);
+        break;
+    case PVRDMA_CMD_CREATE_QP:
+        o->qpn = rsp->create_qp_resp_v2.qpn;
+        o->handle = f->version < PVRDMA_VERSION_QPHANDLE ?
+                    o->qpn : rsp->create_qp_resp_v2.qp_handle;
+        pf_add(f, PF_QP, o);
+        break;
+    case PVRDMA_CMD_CREATE_UC:
+        o->handle = rsp->create_uc_resp.ctx_handle;
+        pf_add(f, PF_UC, o);
+        break;
+    case PVRDMA_CMD_CREATE_SRQ:
+        o->handle = rsp->create_srq_resp.srqn;
+        pf_add(f, PF_SRQ, o);
+        break;
+    case PVRDMA_CMD_MODIFY_QP:
+        qp = pf_obj(f, PF_QP, c->sel[0]);
+        if (qp && qp->handle == req->modify_qp.qp_handle) {
+            qp->state = target;
+            if (req->modify_qp.attr_mask & PVRDMA_QP_QKEY) {
+                qp->qkey = req->modify_qp.attrs.qkey;
+            }
+        }
+        break;
+    case PVRDMA_CMD_DESTROY_PD:
+        pf_del(f, PF_PD, req->destroy_pd.pd_handle);
+        break;
+    case PVRDMA_CMD_DESTROY_MR:
+        pf_del(f, PF_MR, req->destroy_mr.mr_handle);
+        break;
+    case PVRDMA_CMD_DESTROY_CQ:
+        pf_del(f, PF_CQ, req->destroy_cq.cq_handle);
+        break;
+    case PVRDMA_CMD_DESTROY_QP:
+        pf_del(f, PF_QP, req->destroy_qp.qp_handle);
+        break;
+    case PVRDMA_CMD_DESTROY_UC:
+        pf_del(f, PF_UC, req->destroy_uc.ctx_handle);
+        break;
+    case PVRDMA_CMD_DESTROY_SRQ:
+        pf_del(f, PF_SRQ, req->destroy_srq.srq_handle);
+        break;
+    }
+}
+
+static uint32_t pf_cmd(PfState *f, const PfCmd *c, const uint8_t *x,
+                       size_t xlen)
+{
+    uint32_t cmd = c->cmd < 0xf0 ? c->cmd % PVRDMA_CMD_MAX :
+                   c->cmd == 0xff ? 0x80000000u :
+                   PVRDMA_CMD_MAX + c->cmd - 0xf0;
+    PvrdmaCmdReq req = { 0 };
+    PvrdmaCmdResp rsp = { 0 };
+    PfObj o = { 0 };
+    uint32_t target = 0, err;
+
+    req.hdr.cmd = cmd;
+    pf_build(f, c, cmd, &req, &o, &target);
+    pf_xor((uint8_t *)&req + sizeof(req.hdr), sizeof(req) - sizeof(req.hdr),
+           x, xlen);
+    err = pf_exec(f, &req, &rsp);
+    if (!err) {
+        pf_commit(f, c, cmd, &req, &rsp, &o, target);
+    }
+    g_free(o.pages);
+    return err;
+}
+
+/* Work requests */
+
+/* A guest address in @mr at @off (the data buffer for a DMA MR). */
+static uint64_t pf_mr_addr(PfState *f, const PfObj *mr, uint64_t off)
+{
+    if (!mr || mr->type == 1) {
+        return f->data + off % PF_DATA_SIZE;
+    }
+    return mr->iova + (mr->length ? off % mr->length : off);
+}
+
+/* Fill @n SGEs from the PfSge specifications of the arguments. */
+static uint32_t pf_sges(PfState *f, PvrdmaSge *sge, uint32_t n,
+                        const uint8_t **p, size_t *len)
+{
+    uint32_t i, total = 0;
+
+    for (i = 0; i < n; i++) {
+        PfSge s;
+        PfObj *mr;
+
+        pf_args(&s, sizeof(s), p, len);
+        mr = pf_obj(f, PF_MR, s.mr);
+        sge[i].length = s.len;
+        sge[i].lkey = mr ? (s.knobs & PF_SGE_RKEY ? mr->rkey : mr->lkey) :
+                      (uint32_t)(s.mr - PF_SEL_RAW) << 8;
+        if (s.knobs & PF_SGE_KEY_BUMP) {
+            sge[i].lkey = (sge[i].lkey & ~0xffu) | ((sge[i].lkey + 1) & 0xff);
+        }
+        if (s.knobs & PF_SGE_ADDR_UAR) {
+            sge[i].addr = f->uar.addr + s.off;
+        } else if (s.knobs & PF_SGE_ADDR_RAW) {
+            sge[i].addr = (uint64_t)s.off << 12;
+        } else {
+            sge[i].addr = pf_mr_addr(f, mr, s.off);
+        }
+        total += s.len;
+    }
+    return total;
+}
+
+/* FAST_REG_MR: a page list for the FRMR @mr and its next key. */
+static void pf_fast_reg(PfState *f, const PfSend *a, PfObj *mr,
+                        PvrdmaSqWqeHdr *h)
+{
+    uint32_t npages = a->fr_npages ? a->fr_npages : 2;
+    uint64_t iova = a->fr_iova ? a->fr_iova : PF_FR_IOVA;
+    uint32_t key = mr ? mr->rkey : 0;
+    PfObj tmp = { 0 };
+    PfObj *o = mr ? mr : &tmp;
+
+    key = (key & ~0xffu) | ((key + 1) & 0xff);
+    g_free(o->pages);
+    o->npages = npages;
+    o->pages = g_new0(uint64_t, npages);
+    h->wr.fast_reg.iova_start = iova;
+    h->wr.fast_reg.pl_pdir_dma = pf_pdir(f, npages, o->pages, 0, 0, 0);
+    h->wr.fast_reg.page_shift = 12 ^ a->fr_shift;
+    h->wr.fast_reg.page_list_len = npages;
+    h->wr.fast_reg.length = a->fr_length ? a->fr_length :
+                            npages * PF_PAGE - (iova & 0xfff);
+    h->wr.fast_reg.access_flags = PF_ACC_ALL ^ a->fr_access;
+    h->wr.fast_reg.rkey = key;
+    /* The model takes the registration as done (it usually is). */
+    o->lkey = o->rkey = key;
+    o->iova = iova;
+    o->length = h->wr.fast_reg.length;
+    g_free(tmp.pages);
+}
+
+static void pf_send_remote(PfState *f, const PfSend *a, const PfObj *qp,
+                           PvrdmaSqWqeHdr *h)
+{
+    PfObj *r = pf_obj(f, PF_MR, a->remote);
+    PfObj *dest = pf_obj(f, PF_QP, a->dest);
+    uint32_t rkey = r ? r->rkey : a->imm;
+    uint64_t raddr = pf_mr_addr(f, r, a->off);
+
+    switch (a->opcode) {
+    case PVRDMA_WR_FAST_REG_MR:
+        pf_fast_reg(f, a, r, h);
+        return;
+    case PVRDMA_WR_LOCAL_INV:
+    case PVRDMA_WR_SEND_WITH_INV:
+        h->ex.invalidate_rkey = rkey ^ a->imm;
+        break;
+    default:
+        h->ex.imm_data = a->imm;
+        break;
+    }
+    if (qp->type == PVRDMA_QPT_UD || qp->type == PVRDMA_QPT_GSI) {
+        h->wr.ud.remote_qpn = dest ? dest->qpn : a->dest - PF_SEL_RAW;
+        h->wr.ud.remote_qkey = a->qkey ? a->qkey : dest ? dest->qkey : 0;
+        memcpy(h->wr.ud.av.dgid, pf_gids[(a->gid & 3) % 3], 16);
+        if ((a->gid & 3) == 3) {
+            memset(h->wr.ud.av.dgid, 0, 16);
+        }
+        h->wr.ud.av.gid_index = a->gid >> 2;
+        h->wr.ud.av.port_pd = 1;
+        h->wr.ud.av.hop_limit = 64;
+        return;
+    }
+    switch (a->opcode) {
+    case PVRDMA_WR_ATOMIC_CMP_AND_SWP:
+    case PVRDMA_WR_ATOMIC_FETCH_AND_ADD:
+        h->wr.atomic.remote_addr = raddr;
+        h->wr.atomic.rkey = rkey;
+        h->wr.atomic.compare_add = a->compare_add;
+        h->wr.atomic.swap = a->swap;
+        break;
+    case PVRDMA_WR_MASKED_ATOMIC_CMP_AND_SWP:
+    case PVRDMA_WR_MASKED_ATOMIC_FETCH_AND_ADD:
+        h->wr.masked_atomics.remote_addr = raddr;
+        h->wr.masked_atomics.rkey = rkey;
+        h->wr.masked_atomics.log_arg_sz = 3;
+        h->wr.masked_atomics.wr_data.cmp_swap.swap_val = a->swap;
+        h->wr.masked_atomics.wr_data.cmp_swap.compare_val = a->compare_add;
+        break;
+    default:
+        h->wr.rdma.remote_addr = raddr;
+        h->wr.rdma.rkey = rkey;
+        break;
+    }
+}
+
+static void pf_op_send(PfState *f, const uint8_t *p, size_t len)
+{
+    PfSend a;
+    PfObj *qp;
+    g_autofree uint8_t *elem = NULL;
+    PvrdmaSqWqeHdr *h;
+    uint32_t nsge, room;
+
+    pf_args(&a, sizeof(a), &p, &len);
+    qp = pf_obj(f, PF_QP, a.qp);
+    if (!qp || !qp->sq.max_elems) {
+        return;
+    }
+    elem = g_malloc0(qp->sq.elem_size);
+    h = (PvrdmaSqWqeHdr *)elem;
+    room = (qp->sq.elem_size - sizeof(*h)) / sizeof(PvrdmaSge);
+    nsge = MIN(MIN(a.nsge, PF_MAX_SGE), room);
+    h->wr_id = a.wr_id;
+    h->opcode = a.opcode;
+    h->send_flags = a.flags;
+    h->num_sge = a.knobs & PF_WQE_NUM_SGE ? a.num_sge : nsge;
+    pf_send_remote(f, &a, qp, h);
+    h->total_len = pf_sges(f, (PvrdmaSge *)(elem + sizeof(*h)), nsge, &p,
+                           &len);
+    pf_xor(elem, qp->sq.elem_size, p, len);
+    pf_ring_put(f, &qp->sq, elem, !(a.knobs & PF_WQE_NO_PUBLISH));
+    if (!(a.knobs & PF_WQE_NO_DB)) {
+        pf_db(f, qp->uar, PVRDMA_UAR_QP_OFFSET, qp->handle |
+              PVRDMA_UAR_QP_SEND |
+              (a.knobs & PF_WQE_BOTH_DB ? PVRDMA_UAR_QP_RECV : 0));
+    }
+}
+
+static void pf_op_recv(PfState *f, const uint8_t *p, size_t len)
+{
+    PfRecv a;
+    PfObj *o;
+    const PfRing *r;
+    g_autofree uint8_t *elem = NULL;
+    PvrdmaRqWqeHdr *h;
+    uint32_t nsge, room;
+    bool srq;
+
+    pf_args(&a, sizeof(a), &p, &len);
+    srq = a.target & PF_RECV_SRQ;
+    o = pf_obj(f, srq ? PF_SRQ : PF_QP, a.target & ~PF_RECV_SRQ);
+    if (!o || !o->rq.max_elems) {
+        return;
+    }
+    r = &o->rq;
+    elem = g_malloc0(r->elem_size);
+    h = (PvrdmaRqWqeHdr *)elem;
+    room = (r->elem_size - sizeof(*h)) / sizeof(PvrdmaSge);
+    nsge = MIN(MIN(a.nsge, PF_MAX_SGE), room);
+    h->wr_id = a.wr_id;
+    h->num_sge = a.knobs & PF_WQE_NUM_SGE ? a.num_sge : nsge;
+    h->total_len = pf_sges(f, (PvrdmaSge *)(elem + sizeof(*h)), nsge, &p,
+                           &len);
+    pf_xor(elem, r->elem_size, p, len);
+    pf_ring_put(f, r, elem, !(a.knobs & PF_WQE_NO_PUBLISH));
+    if (a.knobs & PF_WQE_NO_DB) {
+        return;
+    }
+    if (srq) {
+        pf_db(f, o->uar, PVRDMA_UAR_SRQ_OFFSET,
+              o->handle | PVRDMA_UAR_SRQ_RECV);
+    } else {
+        pf_db(f, o->uar, PVRDMA_UAR_QP_OFFSET, o->handle | PVRDMA_UAR_QP_RECV |
+              (a.knobs & PF_WQE_BOTH_DB ? PVRDMA_UAR_QP_SEND : 0));
+    }
+}
+
+/* Low-level operations */
+
+static void pf_op_reg(PfState *f, const uint8_t *p, size_t len)
+{
+    PfReg a;
+    uint32_t off;
+
+    pf_args(&a, sizeof(a), &p, &len);
+    off = a.reg < 0x40 ? (a.reg % 10) * 4 : a.off & (PF_PAGE - 4);
+    if (a.read & 1) {
+        pf_rd(f, off);
+    } else {
+        pf_wr(f, off, a.val);
+    }
+}
+
+static void pf_op_uar(PfState *f, const uint8_t *p, size_t len)
+{
+    static const int res[] = { PF_QP, PF_CQ, PF_SRQ };
+    PfUar a;
+    PfObj *o;
+    uint32_t off, handle;
+
+    pf_args(&a, sizeof(a), &p, &len);
+    o = pf_obj(f, res[a.kind < 3 ? a.kind : 0], a.sel);
+    handle = o ? o->handle : pf_handle(f, PF_QP, a.sel, a.raw);
+    off = a.kind < 3 ? a.kind * 4 : a.kind & 0xfc;
+    pf_db(f, a.page ? a.page % 512 : o ? o->uar : 0, off,
+          ((handle & PVRDMA_UAR_HANDLE_MASK) | (uint32_t)a.flags << 24) ^
+          a.xor);
+}
+
+static void pf_op_pci(PfState *f, const uint8_t *p, size_t len)
+{
+    PfPci a;
+    QPCIDevice *d;
+
+    pf_args(&a, sizeof(a), &p, &len);
+    f->pci_touched = true;
+    d = a.fn & 1 ? f->fn0 : f->dev;
+    switch (a.size % 3) {
+    case 0:
+        qpci_config_writeb(d, a.off, a.val);
+        break;
+    case 1:
+        qpci_config_writew(d, a.off & ~1, a.val);
+        break;
+    default:
+        qpci_config_writel(d, a.off & ~3, a.val);
+        break;
+    }
+}
+
+static void pf_op_msix(PfState *f, const uint8_t *p, size_t len)
+{
+    PfMsix a;
+    uint16_t ctl;
+    uint64_t addr, entry;
+
+    pf_args(&a, sizeof(a), &p, &len);
+    if (!f->msix_cap) {
+        return;
+    }
+    f->pci_touched = true;
+    ctl = qpci_config_readw(f->dev, f->msix_cap + PCI_MSIX_FLAGS);
+    ctl &= ~(PCI_MSIX_FLAGS_ENABLE | PCI_MSIX_FLAGS_MASKALL);
+    ctl |= (a.ctl & PF_MSIX_ENABLE ? PCI_MSIX_FLAGS_ENABLE : 0) |
+           (a.ctl & PF_MSIX_FMASK ? PCI_MSIX_FLAGS_MASKALL : 0);
+    qpci_config_writew(f->dev, f->msix_cap + PCI_MSIX_FLAGS, ctl);
+    if (a.ctl & PF_MSIX_KEEP) {
+        return;
+    }
+    switch (a.target) {
+    case PF_MSIX_APIC:
+        addr = 0xfee00000ull;
+        break;
+    case PF_MSIX_RAM:
+        addr = f->data + a.off % PF_DATA_SIZE;
+        break;
+    case PF_MSIX_REGS:
+        addr = f->regs.addr + (a.off & (PF_PAGE - 4));
+        break;
+    case PF_MSIX_UAR:
+        addr = f->uar.addr + a.off % (512 * PVRDMA_UAR_PAGE_SIZE);
+        break;
+    case PF_MSIX_TABLE:
+        addr = f->msix.addr + (a.off & (PF_PAGE - 4));
+        break;
+    default:
+        addr = a.off;
+        break;
+    }
+    entry = (uint64_t)(a.vector % 4) * PCI_MSIX_ENTRY_SIZE;
+    qpci_io_writel(f->dev, f->msix, entry + PCI_MSIX_ENTRY_LOWER_ADDR, addr);
+    qpci_io_writel(f->dev, f->msix, entry + PCI_MSIX_ENTRY_UPPER_ADDR,
+                   addr >> 32);
+    qpci_io_writel(f->dev, f->msix, entry + PCI_MSIX_ENTRY_DATA, a.data);
+    qpci_io_writel(f->dev, f->msix, entry + PCI_MSIX_ENTRY_VECTOR_CTRL,
+                   a.ctl & PF_MSIX_VMASK ? PCI_MSIX_ENTRY_CTRL_MASKBIT : 0);
+}
+
+/* The address a PfMem names, or 0. */
+static uint64_t pf_mem_addr(PfState *f, const PfMem *a)
+{
+    PfObj *qp = pf_obj(f, PF_QP, a->sel);
+    PfObj *cq = pf_obj(f, PF_CQ, a->sel);
+    PfObj *srq = pf_obj(f, PF_SRQ, a->sel);
+    uint32_t off = a->off;
+
+    switch (a->target % PF_MEM_MAX) {
+    case PF_MEM_SQ_STATE:
+        return qp && qp->sq.max_elems ? qp->sq.state + off % 8 : 0;
+    case PF_MEM_RQ_STATE:
+        return qp && qp->rq.max_elems ? qp->rq.state + off % 8 : 0;
+    case PF_MEM_CQ_STATE:
+        return cq && cq->rq.max_elems ? cq->rq.state + off % 8 : 0;
+    case PF_MEM_SRQ_STATE:
+        return srq && srq->rq.max_elems ? srq->rq.state + off % 8 : 0;
+    case PF_MEM_ASYNC_STATE:
+        return f->async.max_elems ? f->async.state + off % 8 : 0;
+    case PF_MEM_CQN_STATE:
+        return f->cqn.max_elems ? f->cqn.state + off % 8 : 0;
+    case PF_MEM_SQ_WQE:
+        return qp && qp->sq.max_elems ?
+               pf_slot(&qp->sq, off >> 16) + (off & 0xffff) % qp->sq.elem_size
+               : 0;
+    case PF_MEM_RQ_WQE:
+        return qp && qp->rq.max_elems ?
+               pf_slot(&qp->rq, off >> 16) + (off & 0xffff) % qp->rq.elem_size
+               : 0;
+    case PF_MEM_SRQ_WQE:
+        return srq && srq->rq.max_elems ?
+               pf_slot(&srq->rq, off >> 16) +
+               (off & 0xffff) % srq->rq.elem_size : 0;
+    case PF_MEM_DSR:
+        return f->dsr ? f->dsr + off % PF_PAGE : 0;
+    case PF_MEM_CMD:
+        return f->cmd ? f->cmd + off % PF_PAGE : 0;
+    case PF_MEM_DATA:
+        return f->data + off % PF_DATA_SIZE;
+    default:
+        return off % PF_RAM;
+    }
+}
+
+static void pf_op_mem(PfState *f, const uint8_t *p, size_t len)
+{
+    PfMem a;
+    uint64_t addr;
+
+    pf_args(&a, sizeof(a), &p, &len);
+    addr = pf_mem_addr(f, &a);
+    if (addr && len) {
+        pf_write(f, addr, p, len);
+    }
+}
+
+static void pf_op_clock(PfState *f, const uint8_t *p, size_t len)
+{
+    /* IB RNR timer values (IBA table 45) in units of 10 us */
+    static const uint32_t rnr_10us[32] = {
+        65536, 1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256,
+        384, 512, 768, 1024, 1536, 2048, 3072, 4096, 6144, 8192, 12288,
+        16384, 24576, 32768, 49152,
+    };
+    PfClock a;
+    int64_t ns;
+
+    pf_args(&a, sizeof(a), &p, &len);
+    switch (a.kind % 3) {
+    case PF_CLOCK_NS:
+        ns = 1 + a.ns % (2 * NANOSECONDS_PER_SECOND);
+        break;
+    case PF_CLOCK_LINK:
+        ns = (1 + a.ns % 4) * 200 * SCALE_MS;
+        break;
+    default:
+        ns = rnr_10us[a.ns % 32] * 10 * SCALE_US;
+        break;
+    }
+    qtest_clock_step(f->qts, ns);
+}
+
+static void pf_op_poll(PfState *f, const uint8_t *p, size_t len)
+{
+    PfPoll a;
+    PfObj *cq;
+
+    pf_args(&a, sizeof(a), &p, &len);
+    switch (a.ring % 3) {
+    case PF_POLL_CQ:
+        cq = pf_obj(f, PF_CQ, a.sel);
+        if (!cq) {
+            return;
+        }
+        pf_ring_take(f, &cq->rq, a.count);
+        if (a.knobs & (PF_POLL_ARM | PF_POLL_ARM_SOL)) {
+            pf_db(f, cq->uar, PVRDMA_UAR_CQ_OFFSET, cq->handle |
+                  (a.knobs & PF_POLL_ARM ? PVRDMA_UAR_CQ_ARM : 0) |
+                  (a.knobs & PF_POLL_ARM_SOL ? PVRDMA_UAR_CQ_ARM_SOL : 0));
+        }
+        break;
+    case PF_POLL_ASYNC:
+        pf_ring_take(f, &f->async, a.count);
+        break;
+    default:
+        pf_ring_take(f, &f->cqn, a.count);
+        break;
+    }
+}
+
+static void pf_op_link(PfState *f, const uint8_t *p, size_t len)
+{
+    PfLink a;
+
+    pf_args(&a, sizeof(a), &p, &len);
+    f->link_down = a.down & 1;
+    qmp_set_link(PF_NIC, !f->link_down, &error_abort);
+}
+
+static void pf_op_query(PfState *f)
+{
+    qapi_free_PvrdmaInfoList(qmp_query_pvrdma(&error_abort));
+}
+
+/* Driver-like compound operations */
+
+static void pf_op_fixture(PfState *f)
+{
+    PfCmd c = { .cmd = PVRDMA_CMD_CREATE_PD };
+
+    pf_cmd(f, &c, NULL, 0);
+    c = (PfCmd) { .cmd = PVRDMA_CMD_CREATE_BIND };
+    pf_cmd(f, &c, NULL, 0);
+    c = (PfCmd) { .cmd = PVRDMA_CMD_CREATE_BIND, .flags = 1, .n[0] = 1 };
+    pf_cmd(f, &c, NULL, 0);
+    c = (PfCmd) { .cmd = PVRDMA_CMD_CREATE_MR, .type = 1,
+                  .sel[0] = f->n[PF_PD] - 1 };
+    pf_cmd(f, &c, NULL, 0);
+    c = (PfCmd) { .cmd = PVRDMA_CMD_CREATE_CQ };
+    pf_cmd(f, &c, NULL, 0);
+    pf_cmd(f, &c, NULL, 0);
+}
+
+/* Create a QP and bring it to RTS (RC: connected to @dest_sel's QP). */
+static void pf_qp_up(PfState *f, uint8_t qp_sel, uint8_t dest_sel,
+                     uint32_t access, uint8_t min_rnr, uint8_t rnr_retry,
+                     uint32_t qkey)
+{
+    uint8_t type;
+
+    for (type = 1; type <= 3; type++) {
+        PfCmd c = { .cmd = PVRDMA_CMD_MODIFY_QP, .type = type,
+                    .sel = { qp_sel, dest_sel }, .access = access,
+                    .n = { min_rnr, 0, rnr_retry }, .addr = qkey };
+
+        pf_cmd(f, &c, NULL, 0);
+    }
+}
+
+static void pf_op_rc_pair(PfState *f, const uint8_t *p, size_t len)
+{
+    PfRcPair a;
+    PfCmd c;
+    uint32_t n0 = f->n[PF_QP];
+    uint8_t i;
+
+    pf_args(&a, sizeof(a), &p, &len);
+    for (i = 0; i < 2; i++) {
+        c = (PfCmd) { .cmd = PVRDMA_CMD_CREATE_QP,
+                      .sel = { a.pd, a.scq, a.rcq, a.srq - 1 },
+                      .flags = (a.srq ? 1 : 0) | ((a.sig_all >> i) & 1) << 1,
+                      .n = { a.send_wr, a.recv_wr, a.send_sge, a.recv_sge } };
+        pf_cmd(f, &c, NULL, 0);
+    }
+    if (f->n[PF_QP] != n0 + 2) {
+        return;
+    }
+    pf_qp_up(f, n0, n0 + 1, 0, 0, a.rnr_retry, 0);
+    pf_qp_up(f, n0 + 1, n0, a.access_b, a.min_rnr, 0, 0);
+}
+
+static void pf_op_ud_qp(PfState *f, const uint8_t *p, size_t len)
+{
+    PfUdQp a;
+    uint32_t n0 = f->n[PF_QP];
+    PfCmd c;
+
+    pf_args(&a, sizeof(a), &p, &len);
+    c = (PfCmd) { .cmd = PVRDMA_CMD_CREATE_QP, .type = a.gsi & 1 ? 2 : 1,
+                  .sel = { a.pd, a.scq, a.rcq, a.srq - 1 },
+                  .flags = a.srq ? 1 : 0 };
+    pf_cmd(f, &c, NULL, 0);
+    if (f->n[PF_QP] == n0 + 1) {
+        pf_qp_up(f, n0, 0, 0, 0, 0, a.qkey);
+    }
+}
+
+/* One input */
+
+static void pf_op(PfState *f, uint8_t op, const uint8_t *p, size_t len)
+{
+    switch (op % PF_OP_MAX) {
+    case PF_OP_REG:
+        pf_op_reg(f, p, len);
+        break;
+    case PF_OP_UAR:
+        pf_op_uar(f, p, len);
+        break;
+    case PF_OP_PCI:
+        pf_op_pci(f, p, len);
+        break;
+    case PF_OP_MSIX:
+        pf_op_msix(f, p, len);
+        break;
+    case PF_OP_MEM:
+        pf_op_mem(f, p, len);
+        break;
+    case PF_OP_CLOCK:
+        pf_op_clock(f, p, len);
+        break;
+    case PF_OP_DSR: {
+        PfDsr d;
+
+        pf_args(&d, sizeof(d), &p, &len);
+        pf_load_dsr(f, &d, p, len);
+        break;
+    }
+    case PF_OP_CMD: {
+        PfCmd c;
+
+        pf_args(&c, sizeof(c), &p, &len);
+        pf_cmd(f, &c, p, len);
+        break;
+    }
+    case PF_OP_SEND:
+        pf_op_send(f, p, len);
+        break;
+    case PF_OP_RECV:
+        pf_op_recv(f, p, len);
+        break;
+    case PF_OP_POLL:
+        pf_op_poll(f, p, len);
+        break;
+    case PF_OP_LINK:
+        pf_op_link(f, p, len);
+        break;
+    case PF_OP_QUERY:
+        pf_op_query(f);
+        break;
+    case PF_OP_FIXTURE:
+        pf_op_fixture(f);
+        break;
+    case PF_OP_RC_PAIR:
+        pf_op_rc_pair(f, p, len);
+        break;
+    case PF_OP_UD_QP:
+        pf_op_ud_qp(f, p, len);
+        break;
+    }
+}
+
+/*
+ * Map the device's BARs as the BIOS would, after a machine reset cleared
+ * them; their addresses are the same every time.
+ */
+static void pf_enumerate(PfState *f, QTestState *s)
+{
+    if (f->bus) {
+        g_free(f->dev);
+        g_free(f->fn0);
+        qpci_free_pc(f->bus);
+    }
+    f->bus = qpci_new_pc(s, NULL);
+    f->dev = qpci_device_find(f->bus, QPCI_DEVFN(PF_SLOT, 1));
+    f->fn0 = qpci_device_find(f->bus, QPCI_DEVFN(PF_SLOT, 0));
+    g_assert(f->dev && f->fn0);
+    qpci_device_enable(f->dev);
+    f->msix = qpci_iomap(f->dev, PVRDMA_BAR_MSIX, NULL);
+    f->regs = qpci_iomap(f->dev, PVRDMA_BAR_REGS, NULL);
+    f->uar = qpci_iomap(f->dev, PVRDMA_BAR_UAR, NULL);
+    f->msix_cap = qpci_find_capability(f->dev, PCI_CAP_ID_MSIX, 0);
+    f->pvrdma = DEVICE(object_resolve_path_type("", "pvrdma", NULL));
+    g_assert(f->pvrdma);
+}
+
+/*
+ * A clean start: guest memory of the last input cleared, the link up,
+ * the device enumerated and probed as the driver does.
+ */
+static void pf_begin(PfState *f, QTestState *s)
+{
+    PfDsr probe = { 0 };
+
+    f->qts = s;
+    pf_clear_ram();
+    f->next = PF_ARENA_START;
+    if (f->link_down) {
+        qmp_set_link(PF_NIC, true, &error_abort);
+        f->link_down = false;
+        qtest_clock_step(s, 200 * SCALE_MS);
+        flush_events(s);
+    }
+    if (!f->bus) {
+        memory_region_transaction_begin();
+        pf_enumerate(f, s);
+        memory_region_transaction_commit();
+    }
+    f->dsr = f->cmd = f->resp = 0;
+    memset(&f->async, 0, sizeof(f->async));
+    memset(&f->cqn, 0, sizeof(f->cqn));
+    f->data = pf_alloc(f, PF_DATA_PAGES);
+    pf_load_dsr(f, &probe, NULL, 0);
+}
+
+/*
+ * Reset what the input changed.  An input that wrote PCI config space or
+ * MSI-X gets a machine reset, as the other qtest targets do; any other
+ * only changed the device's own state, and a device reset (what a system
+ * reset does to it too) is much cheaper than remapping its BARs.
+ */
+static void pf_end(PfState *f, QTestState *s)
+{
+    pf_forget(f);
+    if (f->pci_touched) {
+        /* One memory topology update for the reset and the new BARs */
+        memory_region_transaction_begin();
+        fuzz_reset(s);
+        pf_enumerate(f, s);
+        memory_region_transaction_commit();
+        f->pci_touched = false;
+    } else {
+        device_cold_reset(f->pvrdma);
+        flush_events(s);
+    }
+}
+
+static void pf_fuzz(QTestState *s, const unsigned char *data, size_t size)
+{
+    PfState *f = &pf;
+    unsigned nops = 0;
+
+    pf_begin(f, s);
+    while (size >= 2 && nops++ < PF_MAX_OPS) {
+        size_t len = MIN(data[1], size - 2);
+
+        pf_op(f, data[0], data + 2, len);
+        flush_events(s);
+        data += 2 + len;
+        size -= 2 + len;
+    }
+    pf_end(f, s);
+}
+
+static GString *pf_cmdline(FuzzTarget *t)
+{
+    return g_string_new(TARGET_NAME " -machine pc,accel=qtest -m 32M"
+                        " -display none -nodefaults"
+                        " -global apic-common.vapic=off"
+                        " -device vmxnet3,id=" PF_NIC ",addr=10.0,"
+                        "multifunction=on,mac=52:54:00:12:34:56,romfile="
+                        " -device pvrdma,id=rdma,addr=10.1");
+}
+
+static void pf_register(void)
+{
+    fuzz_add_target(&(FuzzTarget){
+        .name = "pvrdma",
+        .description = "Drive the pvrdma device (soft backend) as a guest "
+                       "driver whose every choice is fuzzed: DSR, commands, "
+                       "rings, WQEs, doorbells, registers, MSI-X, memory",
+        .get_init_cmdline = pf_cmdline,
+        .fuzz = pf_fuzz,
+    });
+}
+
+fuzz_target_init(pf_register);
