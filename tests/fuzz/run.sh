@@ -1,0 +1,245 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+#
+# Fuzz the pvrdma device with libFuzzer (make fuzz), or replay the
+# committed inputs and fuzz briefly (the fuzz lane of make check).
+#
+#   run.sh <project-dir> <build-dir> [--seconds N] [--replay] [--merge]
+#          [--seeds] [--no-build]
+#
+#   --seconds N  fuzz for N seconds on one core (default 600; 0: none)
+#   --replay     first run every committed input once: tests/fuzz/seeds,
+#                tests/fuzz/corpus and tests/fuzz/crashes/*/ (fixed bugs)
+#   --merge      afterwards minimize the committed corpus plus this build's
+#                finds into tests/fuzz/corpus (libFuzzer -merge=1)
+#   --seeds      regenerate tests/fuzz/seeds with gen-seeds.c first
+#   --no-build   use the fuzzer already built in <build-dir>
+#
+# The fuzzer is built by scripts/build-fuzz.sh in <build-dir> (its own QEMU
+# tree).  New inputs go to <build-dir>/corpus, crashes, hangs and OOMs to
+# <build-dir>/crashes; a crash does not end the session, the fuzzer starts
+# again for the time left (at most 10 times).  At the end it prints the
+# executions, crashes (with their files), corpus size, the line coverage of
+# hw/rdma that all inputs reach (from the line counters the build has in
+# hw/rdma), the fuzzing time of all sessions in <build-dir>/history, and
+# "fuzz: N passed, N failed": one test per replayed input and one for the
+# fuzzing session, each crash a failure.
+set -euo pipefail
+
+top=$(cd "$1" && pwd)
+mkdir -p "$2"
+build=$(cd "$2" && pwd)
+shift 2
+seconds=600
+replay=0
+merge=0
+seeds=0
+do_build=1
+while [ $# -gt 0 ]; do
+    case $1 in
+    --seconds) seconds=$2; shift ;;
+    --replay) replay=1 ;;
+    --merge) merge=1 ;;
+    --seeds) seeds=1 ;;
+    --no-build) do_build=0 ;;
+    *) echo "usage: run.sh <project-dir> <build-dir> [--seconds N]" \
+            "[--replay] [--merge] [--seeds] [--no-build]" >&2; exit 2 ;;
+    esac
+    shift
+done
+
+llvm=${PVRDMA_FUZZ_LLVM:-14}
+bin=$build/qemu/qemu-fuzz-x86_64
+fz=$top/tests/fuzz
+work=$build/corpus
+crashes=$build/crashes
+logs=$build/logs
+prof=$build/prof
+pass=0
+fail=0
+
+say() { printf '[fuzz] %s\n' "$*"; }
+
+mkdir -p "$work" "$crashes" "$logs" "$prof"
+
+if [ "$do_build" = 1 ]; then
+    bash "$top/scripts/build-fuzz.sh" "$top" "$build"
+fi
+[ -x "$bin" ] || { say "error: $bin is not built"; exit 1; }
+
+if [ "$seeds" = 1 ]; then
+    cc -O1 -Wall -I"$top" -o "$build/gen-seeds" "$fz/gen-seeds.c"
+    rm -f "$fz"/seeds/*
+    mkdir -p "$fz/seeds"
+    "$build/gen-seeds" "$fz/seeds"
+    say "seeds: $(ls "$fz/seeds" | wc -l) inputs in tests/fuzz/seeds"
+fi
+
+# Sanitizers stop at the first report; UBSan's too (it would go on).
+export ASAN_OPTIONS=abort_on_error=1:detect_leaks=1:symbolize=1
+export UBSAN_OPTIONS=halt_on_error=1:abort_on_error=1:print_stacktrace=1
+export LSAN_OPTIONS=print_suppressions=0
+export LLVM_PROFILE_FILE=$prof/last.profraw
+
+# The committed inputs: seeds, the minimized corpus, fixed crashes.
+committed() {
+    local d
+    for d in "$fz/seeds" "$fz/corpus"; do
+        [ -d "$d" ] && find "$d" -maxdepth 1 -type f ! -name '*.*' | sort
+    done
+    if [ -d "$fz/crashes" ]; then
+        find "$fz/crashes" -type f -name '*.bin' | sort
+    fi
+}
+
+# Run each input once; a crash fails that input and the rest go on in a
+# new process.  Leaks are looked for when the process ends.
+replay_inputs() {
+    local log=$logs/replay.log files=() rest n last rc
+    mapfile -t files < <(committed)
+    : > "$log"
+    say "replaying ${#files[@]} committed inputs"
+    while [ ${#files[@]} -gt 0 ]; do
+        rc=0
+        "$bin" --fuzz-target=pvrdma -timeout=60 "${files[@]}" \
+            > "$log.part" 2>&1 || rc=$?
+        cat "$log.part" >> "$log"
+        n=$(grep -c '^Executed ' "$log.part" || true)
+        pass=$((pass + n))
+        if [ "$rc" = 0 ]; then
+            break
+        fi
+        last=$(grep '^Running: ' "$log.part" | tail -n 1 | sed 's/^Running: //')
+        if [ -n "$last" ] && ! grep -qF "Executed $last " "$log.part"; then
+            say "FAIL replay: ${last#"$top"/}"
+            grep -E -A14 'ERROR: |runtime error|assertion|Assertion' \
+                "$log.part" | head -30 | sed 's/^/    /'
+            fail=$((fail + 1))
+            rest=()
+            for f in "${files[@]:$((n + 1))}"; do rest+=("$f"); done
+            files=("${rest[@]+"${rest[@]}"}")
+        else
+            # Every input ran: what failed is the check at exit (leaks).
+            say "FAIL replay: report at exit"
+            grep -E -A14 'ERROR: ' "$log.part" | head -30 | sed 's/^/    /'
+            fail=$((fail + 1))
+            break
+        fi
+    done
+    rm -f "$log.part"
+}
+
+execs_total=0
+crash_files=()
+
+# Fuzz for the time left; after a crash, again (libFuzzer stops at one).
+fuzz() {
+    local end=$(( $(date +%s) + seconds )) left rc log runs=0 before after f
+    local start=$(date +%s)
+    local -a dirs=("$work" "$fz/seeds")
+    [ -d "$fz/corpus" ] && dirs+=("$fz/corpus")
+    log=$logs/fuzz-$(date +%Y%m%d-%H%M%S).log
+    say "fuzzing for $seconds s on one core, log $log"
+    while left=$(( end - $(date +%s) ))
+          [ "$left" -gt 5 ] && [ $runs -lt 10 ]; do
+        runs=$((runs + 1))
+        before=$(ls "$crashes" | sort)
+        rc=0
+        # Leaks are looked for by the replays (per input they cost 10x).
+        "$bin" --fuzz-target=pvrdma -max_total_time="$left" -timeout=30 \
+            -rss_limit_mb=3072 -max_len=4096 -detect_leaks=0 \
+            -print_final_stats=1 -artifact_prefix="$crashes/" \
+            "${dirs[@]}" > "$log.part" 2>&1 || rc=$?
+        cat "$log.part" >> "$log"
+        execs_total=$((execs_total + $(awk '
+            /^stat::number_of_executed_units:/ { n = $2 }
+            END { print n + 0 }' "$log.part")))
+        rm -f "$log.part"
+        after=$(ls "$crashes" | sort)
+        for f in $(comm -13 <(echo "$before") <(echo "$after")); do
+            crash_files+=("$crashes/$f")
+        done
+        [ "$rc" = 0 ] && break
+        say "the fuzzer stopped (exit $rc), see $log"
+    done
+    fuzz_seconds=$(( $(date +%s) - start ))
+    echo "$(date -u +%FT%TZ) seconds=$fuzz_seconds execs=$execs_total" \
+         "crashes=${#crash_files[@]}" >> "$build/history"
+    if [ ${#crash_files[@]} -eq 0 ]; then
+        pass=$((pass + 1))
+    else
+        fail=$((fail + ${#crash_files[@]}))
+    fi
+}
+
+# Line coverage of hw/rdma reached by every input we have.
+coverage() {
+    local raw=$prof/cov.profraw data=$prof/cov.profdata
+    local -a dirs=("$work" "$fz/seeds")
+    [ -d "$fz/corpus" ] && dirs+=("$fz/corpus")
+    rm -f "$raw"
+    LLVM_PROFILE_FILE=$raw ASAN_OPTIONS=abort_on_error=1:detect_leaks=0 \
+        "$bin" --fuzz-target=pvrdma -runs=0 -timeout=60 "${dirs[@]}" \
+        > "$logs/coverage.log" 2>&1 ||
+        { say "coverage replay failed, see $logs/coverage.log"; return; }
+    llvm-profdata-$llvm merge -o "$data" "$raw"
+    llvm-cov-$llvm export -summary-only "$bin" -instr-profile="$data" \
+        > "$prof/cov.json" 2>/dev/null
+    python3 - "$prof/cov.json" <<'EOF'
+import json, re, sys
+groups = {'hw/rdma/vmw': [0, 0], 'hw/rdma/*.c': [0, 0], 'hw/rdma/soft': [0, 0]}
+files = []
+for f in json.load(open(sys.argv[1]))['data'][0]['files']:
+    m = re.search(r'/hw/rdma/((?:vmw/|soft/)?[^/]+\.c)$', f['filename'])
+    if not m:
+        continue
+    l = f['summary']['lines']
+    name = m.group(1)
+    g = 'hw/rdma/' + name.split('/')[0] if '/' in name else 'hw/rdma/*.c'
+    groups[g][0] += l['covered']
+    groups[g][1] += l['count']
+    files.append((name, l['covered'], l['count']))
+for name, c, n in sorted(files):
+    pct = 100.0 * c / n
+    print(f'  {"hw/rdma/" + name:32} {c:5} / {n:5} lines  {pct:5.1f}%')
+for g, (c, n) in groups.items():
+    pct = 100.0 * c / n if n else 0.0
+    print(f'coverage {g:14} {c:5} / {n:5} lines  {pct:5.1f}%')
+EOF
+}
+
+if [ "$replay" = 1 ]; then
+    replay_inputs
+fi
+fuzz_seconds=0
+if [ "$seconds" -gt 0 ]; then
+    fuzz
+fi
+if [ "$merge" = 1 ]; then
+    mkdir -p "$fz/corpus"
+    rm -rf "$build/merged" && mkdir -p "$build/merged"
+    "$bin" --fuzz-target=pvrdma -merge=1 -detect_leaks=0 -timeout=60 \
+        "$build/merged" "$fz/corpus" "$work" > "$logs/merge.log" 2>&1
+    rm -f "$fz"/corpus/*
+    cp "$build"/merged/* "$fz/corpus/"
+    say "merged: tests/fuzz/corpus has $(ls "$fz/corpus" | wc -l) inputs," \
+        "$(du -sk "$fz/corpus" | cut -f1) KiB"
+fi
+
+echo
+if [ "$seconds" -gt 0 ]; then
+    echo "executions: $execs_total in $fuzz_seconds s"
+    echo "crashes: ${#crash_files[@]}"
+    for f in "${crash_files[@]+"${crash_files[@]}"}"; do
+        echo "  $f"
+    done
+fi
+echo "corpus: $(ls "$work" | wc -l) inputs in $work," \
+     "$(committed | wc -l) committed"
+coverage
+awk '{ for (i = 2; i <= NF; i++) { split($i, kv, "="); sum[kv[1]] += kv[2] } }
+     END { printf "all sessions: %d s of fuzzing, %d executions, %d crashes\n",
+           sum["seconds"], sum["execs"], sum["crashes"] }' "$build/history" \
+    2>/dev/null || true
+echo "fuzz: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]
