@@ -214,6 +214,47 @@ static int handle_send(Mux *mux, MuxClient *c, const RdmaCmMuxMad *m)
     return 0;
 }
 
+static bool gid_in_prefix(const uint8_t *gid, const uint8_t *prefix,
+                          unsigned len)
+{
+    unsigned bytes = len / 8, bits = len % 8;
+    uint8_t mask = 0xff << (8 - bits);
+
+    return !memcmp(gid, prefix, bytes) &&
+           (!bits || !((gid[bytes] ^ prefix[bytes]) & mask));
+}
+
+/*
+ * GIDs are first come, first served; with --allow-gids, management says
+ * which user may claim which, so that a guest cannot take another VM's GID
+ * while that VM does not hold it.
+ */
+static bool gid_allowed(Mux *mux, MuxClient *c, const uint8_t *gid)
+{
+    char g[MUX_GID_STRLEN];
+    unsigned i;
+
+    if (!mux->n_gid_rules) {
+        return true;
+    }
+    for (i = 0; i < mux->n_gid_rules; i++) {
+        const MuxGidRule *r = &mux->gid_rules[i];
+
+        if (r->uid == c->peer.uid && gid_in_prefix(gid, r->prefix, r->len)) {
+            return true;
+        }
+    }
+    mux->stats.gids_refused++;
+    if (!c->gid_refusal_logged) {
+        c->gid_refusal_logged = true;
+        mux_log("client %u (uid %u pid %d): REGISTER %s refused: no "
+                "--allow-gids rule of its user covers it", c->id,
+                (unsigned)c->peer.uid, (int)c->peer.pid,
+                mux_gid_str(gid, g, sizeof(g)));
+    }
+    return false;
+}
+
 static void handle_request(Mux *mux, MuxClient *c, const RdmaCmMuxHdr *h,
                            const uint8_t *body)
 {
@@ -226,9 +267,13 @@ static void handle_request(Mux *mux, MuxClient *c, const RdmaCmMuxHdr *h,
     case RDMACM_MUX_REGISTER:
     case RDMACM_MUX_UNREGISTER:
         memcpy(&gid, body, sizeof(gid));
-        r = h->type == RDMACM_MUX_REGISTER ?
-            mux_route_claim(&c->route, gid.gid) :
-            mux_route_release(&c->route, gid.gid);
+        if (h->type == RDMACM_MUX_UNREGISTER) {
+            r = mux_route_release(&c->route, gid.gid);
+        } else if (!gid_allowed(mux, c, gid.gid)) {
+            r = -EACCES;
+        } else {
+            r = mux_route_claim(&c->route, gid.gid);
+        }
         mux_debug("client %u: %s %s: %s", c->id,
                   h->type == RDMACM_MUX_REGISTER ? "REGISTER" : "UNREGISTER",
                   mux_gid_str(gid.gid, g, sizeof(g)), r ? strerror(-r) : "ok");

@@ -7,6 +7,7 @@
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <getopt.h>
 #include <grp.h>
@@ -37,6 +38,7 @@ enum {
     OPT_MODE,
     OPT_MAX_PER_UID,
     OPT_IDLE_TIMEOUT,
+    OPT_ALLOW_GIDS,
 };
 
 typedef struct MuxOptions {
@@ -49,6 +51,8 @@ typedef struct MuxOptions {
     mode_t mode;
     unsigned max_per_uid;
     int64_t idle_ms;
+    MuxGidRule gid_rules[MUX_MAX_GID_RULES];
+    unsigned n_gid_rules;
 } MuxOptions;
 
 static void usage(FILE *f)
@@ -56,7 +60,8 @@ static void usage(FILE *f)
     fprintf(f,
 "Usage: rdmacm-mux -d DEVICE [-p PORT] [-s PREFIX] [--owner USER]\n"
 "                  [--group GROUP] [--mode MODE] [--max-clients-per-uid N]\n"
-"                  [--idle-timeout SECONDS] [-v]\n"
+"                  [--idle-timeout SECONDS] [--allow-gids USER=ADDR[/LEN]]...\n"
+"                  [-v]\n"
 "\n"
 "Shares the connection manager (CM) MADs of one port of an RDMA device\n"
 "among the QEMU instances whose pvrdma devices use that port.\n"
@@ -87,6 +92,12 @@ static void usage(FILE *f)
 "                       a client that holds no GID and has sent no request\n"
 "                       for this long is evicted when a new client needs\n"
 "                       its place (default %d; 0: never evicted)\n"
+"      --allow-gids USER=ADDRESS[/LEN]\n"
+"                       with this option (repeatable), a client may register\n"
+"                       only the GIDs that a rule of its user covers (EACCES\n"
+"                       otherwise); an IPv4 address a.b.c.d stands for the\n"
+"                       GID ::ffff:a.b.c.d, LEN is all of it by default;\n"
+"                       without rules, GIDs are first come, first served\n"
 "  -v, --verbose        log each request, routed MAD and drop to stderr\n"
 "  -h, --help           show this help and exit\n"
 "\n"
@@ -122,8 +133,8 @@ static bool parse_number(const char *name, const char *s, long min, long max,
     return true;
 }
 
-/* A user name or number for --owner. */
-static bool parse_owner(const char *s, uid_t *uid)
+/* A user name or number for option opt. */
+static bool parse_user(const char *opt, const char *s, uid_t *uid)
 {
     struct passwd *pw = getpwnam(s);
     char *end;
@@ -136,7 +147,7 @@ static bool parse_owner(const char *s, uid_t *uid)
     errno = 0;
     v = strtoul(s, &end, 10);
     if (errno || end == s || *end || *s == '-' || v >= (uid_t)-1) {
-        mux_log("error: bad --owner '%s': no such user", s);
+        mux_log("error: bad %s '%s': no such user", opt, s);
         return false;
     }
     *uid = v;
@@ -182,6 +193,54 @@ static bool parse_mode(const char *s, mode_t *mode)
     return true;
 }
 
+/* USER=ADDRESS[/LEN] for --allow-gids. */
+static bool parse_gid_rule(const char *s, MuxGidRule *r)
+{
+    char buf[128], *addr, *len;
+    struct in_addr a4;
+    long bits, max = 128, base = 0;
+
+    if (strlen(s) >= sizeof(buf) || !strchr(s, '=')) {
+        goto bad;
+    }
+    strcpy(buf, s);
+    addr = strchr(buf, '=');
+    *addr++ = '\0';
+    len = strchr(addr, '/');
+    if (len) {
+        *len++ = '\0';
+    }
+    if (!parse_user("--allow-gids", buf, &r->uid)) {
+        return false;
+    }
+    memset(r->prefix, 0, sizeof(r->prefix));
+    if (inet_pton(AF_INET, addr, &a4) == 1) {
+        r->prefix[10] = r->prefix[11] = 0xff;
+        memcpy(r->prefix + 12, &a4, sizeof(a4));
+        max = 32;
+        base = 96;
+    } else if (inet_pton(AF_INET6, addr, r->prefix) != 1) {
+        goto bad;
+    }
+    bits = max;
+    if (len) {
+        char *end;
+
+        errno = 0;
+        bits = strtol(len, &end, 10);
+        if (errno || end == len || *end || bits < 0 || bits > max) {
+            goto bad;
+        }
+    }
+    r->len = base + bits;
+    return true;
+
+bad:
+    mux_log("error: bad --allow-gids '%s' (USER=ADDRESS[/LEN], for example "
+            "libvirt-qemu=10.0.2.0/24 or libvirt-qemu=fe80::/64)", s);
+    return false;
+}
+
 static bool parse_args(int argc, char **argv, MuxOptions *o)
 {
     static const struct option longopts[] = {
@@ -193,6 +252,7 @@ static bool parse_args(int argc, char **argv, MuxOptions *o)
         { "mode", required_argument, NULL, OPT_MODE },
         { "max-clients-per-uid", required_argument, NULL, OPT_MAX_PER_UID },
         { "idle-timeout", required_argument, NULL, OPT_IDLE_TIMEOUT },
+        { "allow-gids", required_argument, NULL, OPT_ALLOW_GIDS },
         { "verbose", no_argument, NULL, 'v' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
@@ -208,6 +268,7 @@ static bool parse_args(int argc, char **argv, MuxOptions *o)
     o->mode = 0600;
     o->max_per_uid = MUX_DEFAULT_MAX_PER_UID;
     o->idle_ms = MUX_DEFAULT_IDLE_MS;
+    o->n_gid_rules = 0;
     while ((opt = getopt_long(argc, argv, "d:p:s:vh", longopts, NULL)) != -1) {
         switch (opt) {
         case 'd':
@@ -223,7 +284,7 @@ static bool parse_args(int argc, char **argv, MuxOptions *o)
             o->prefix = optarg;
             break;
         case OPT_OWNER:
-            if (!parse_owner(optarg, &o->owner)) {
+            if (!parse_user("--owner", optarg, &o->owner)) {
                 return false;
             }
             break;
@@ -250,6 +311,15 @@ static bool parse_args(int argc, char **argv, MuxOptions *o)
                 return false;
             }
             o->idle_ms = v * 1000LL;
+            break;
+        case OPT_ALLOW_GIDS:
+            if (o->n_gid_rules == MUX_MAX_GID_RULES) {
+                mux_log("error: more than %d --allow-gids", MUX_MAX_GID_RULES);
+                return false;
+            }
+            if (!parse_gid_rule(optarg, &o->gid_rules[o->n_gid_rules++])) {
+                return false;
+            }
             break;
         case 'v':
             mux_verbose = true;
@@ -464,7 +534,7 @@ static void stats_print(const Mux *mux)
             "queue full %llu, not for clients %llu; MADs sent %llu, SENDs "
             "refused %llu; clients %u now, %llu accepted, %llu refused (%llu "
             "over the per-user bound), %llu evicted idle, %llu cut off for "
-            "malformed input",
+            "malformed input; REGISTERs refused by --allow-gids %llu",
             (unsigned long long)s->rx, (unsigned long long)s->rx_delivered,
             (unsigned long long)s->rx_no_dest,
             (unsigned long long)s->rx_queue_full,
@@ -474,7 +544,8 @@ static void stats_print(const Mux *mux)
             (unsigned long long)s->clients_refused,
             (unsigned long long)s->clients_refused_uid,
             (unsigned long long)s->clients_evicted,
-            (unsigned long long)s->protocol_errors);
+            (unsigned long long)s->protocol_errors,
+            (unsigned long long)s->gids_refused);
 }
 
 /* Reads a batch of MADs from the port; false if the port is gone. */
@@ -631,6 +702,8 @@ int main(int argc, char **argv)
     mux->listen_fd = -1;
     mux->max_per_uid = o.max_per_uid;
     mux->idle_ms = o.idle_ms;
+    mux->gid_rules = o.gid_rules;
+    mux->n_gid_rules = o.n_gid_rules;
     mux_route_init();
     raise_fd_limit();
     sfd = signals_open();

@@ -20,6 +20,7 @@
 /* Defaults of --max-clients-per-uid and --idle-timeout. */
 #define MUX_DEFAULT_MAX_PER_UID 64
 #define MUX_DEFAULT_IDLE_MS     (60 * 1000)
+#define MUX_MAX_GID_RULES       256
 #define MUX_MAX_GIDS_PER_CLIENT 128
 /* A client's unread output; past it, MADs for that client are dropped. */
 #define MUX_OUT_CAP             (64 * 1024)
@@ -116,6 +117,7 @@ typedef struct MuxClient {
     size_t out_off;             /* first unsent byte */
     size_t out_len;             /* end of queued bytes */
     uint64_t dropped;           /* RECVs dropped: queue full */
+    bool gid_refusal_logged;    /* by --allow-gids, once per client */
     bool dead;                  /* to be closed by the loop */
 } MuxClient;
 
@@ -132,7 +134,15 @@ typedef struct MuxStats {
     uint64_t clients_refused_uid; /* of them, over max_per_uid */
     uint64_t clients_evicted;   /* idle, to make room for another */
     uint64_t protocol_errors;   /* clients cut off for malformed input */
+    uint64_t gids_refused;      /* REGISTERs refused by --allow-gids */
 } MuxStats;
+
+/* --allow-gids: clients of uid may register the GIDs under prefix/len. */
+typedef struct MuxGidRule {
+    uid_t uid;
+    uint8_t prefix[MUX_GID_LEN];
+    unsigned len;               /* bits */
+} MuxGidRule;
 
 typedef struct Mux {
     MuxPort port;
@@ -145,6 +155,8 @@ typedef struct Mux {
     int64_t idle_ms;            /* evictable after; 0: never */
     int64_t now_ms;             /* monotonic, set by the loop */
     int64_t refusal_logged_ms;  /* refusals are logged once a second */
+    const MuxGidRule *gid_rules; /* none: any client may register any GID */
+    unsigned n_gid_rules;
     MuxStats stats;
 } Mux;
 

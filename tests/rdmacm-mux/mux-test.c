@@ -10,7 +10,8 @@
  *                 SOCKET TEST...
  *        mux-test mkstale PATH
  * Tests: basic routing abuse flood churn maxclients runtime-gid ownership
- *        idle fdlimit service hold connect connect-denied connect-race
+ *        idle policy fdlimit service hold connect connect-denied
+ *        connect-race
  * With -u/-g it runs as that user and group (the socket's permissions).
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
@@ -1364,6 +1365,45 @@ out:
     conn_close(late);
 }
 
+/*
+ * --allow-gids (run-tests.sh: 0=GID A, 60001=GID B and 60001=fe80::/64):
+ * a client registers only what a rule of its user covers, even a GID that
+ * nobody holds.
+ */
+static void test_policy(void)
+{
+    uint8_t gid[16], mad[RDMACM_MUX_MAD_SIZE];
+    Conn *a = conn_open(), *b = conn_wrap(connect_as(60001));
+    Conn *x = conn_wrap(connect_as(60002));
+
+    if (!a || !b || !x) {
+        report(false, "policy/setup", "cannot connect");
+        goto out;
+    }
+    expect_status("policy/own-gid-registered",
+                  gid_request(a, RDMACM_MUX_REGISTER, gid_a), 0);
+    expect_status("policy/unheld-gid-of-another-user-refused",
+                  gid_request(a, RDMACM_MUX_REGISTER, gid_b), -EACCES);
+    expect_status("policy/other-users-own-gid-registered",
+                  gid_request(b, RDMACM_MUX_REGISTER, gid_b), 0);
+    fake_gid(gid, 3, 1);
+    expect_status("policy/gid-in-prefix-registered",
+                  gid_request(b, RDMACM_MUX_REGISTER, gid), 0);
+    expect_status("policy/user-without-rule-refused",
+                  gid_request(x, RDMACM_MUX_REGISTER, gid_c), -EACCES);
+    make_mad(mad, ATTR_REQ, 0xd1000000, 0);
+    exchange("policy/allowed-gids-exchange-mads", a, gid_a, b, gid_b, mad);
+    /* Released, A's GID is still not B's user's to take. */
+    expect_status("policy/release",
+                  gid_request(a, RDMACM_MUX_UNREGISTER, gid_a), 0);
+    expect_status("policy/released-gid-of-another-user-refused",
+                  gid_request(b, RDMACM_MUX_REGISTER, gid_a), -EACCES);
+out:
+    conn_close(a);
+    conn_close(b);
+    conn_close(x);
+}
+
 /* The socket lets this user connect and be served (-u, -g). */
 static void test_connect(void)
 {
@@ -1507,6 +1547,7 @@ int main(int argc, char **argv)
         { "runtime-gid", test_runtime_gid },
         { "ownership", test_ownership },
         { "idle", test_idle },
+        { "policy", test_policy },
         { "connect", test_connect },
         { "connect-denied", test_connect_denied },
         { "connect-race", test_connect_race },

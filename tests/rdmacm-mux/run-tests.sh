@@ -216,6 +216,8 @@ expect_out "help-socket-permissions" 0 "--owner USER" "--group GROUP" \
     "--mode MODE" "(default 0600)"
 expect_out "help-client-bounds" 0 "--max-clients-per-uid N" "(default 64)" \
     "--idle-timeout SECONDS" "(default 60; 0: never evicted)"
+expect_out "help-gid-policy" 0 "--allow-gids USER=ADDRESS[/LEN]" \
+    "a rule of its user covers"
 
 
 run_daemon -s "$prefix"
@@ -239,6 +241,13 @@ expect_out "zero-clients-per-uid-refused" 2 \
     "bad --max-clients-per-uid '0' (1 to 256)"
 run_daemon -d "$dev" -s "$prefix" --idle-timeout -5
 expect_out "negative-idle-timeout-refused" 2 "bad --idle-timeout '-5'"
+run_daemon -d "$dev" -s "$prefix" --allow-gids 10.0.2.15
+expect_out "allow-gids-without-user-refused" 2 "bad --allow-gids '10.0.2.15'"
+run_daemon -d "$dev" -s "$prefix" --allow-gids 0=10.0.2.15/33
+expect_out "allow-gids-bad-length-refused" 2 \
+    "bad --allow-gids '0=10.0.2.15/33'"
+run_daemon -d "$dev" -s "$prefix" --allow-gids no-such-user-here=fe80::/64
+expect_out "allow-gids-unknown-user-refused" 2 "no such user"
 
 run_daemon -d nosuch0 -s "$prefix"
 expect_out "bad-device-refused" 1 "no RDMA device 'nosuch0'; devices found:" \
@@ -428,6 +437,26 @@ if start_daemon --max-clients-per-uid 4 --idle-timeout 1; then
     stop_daemon TERM idle
 else
     notok "idle-daemon-starts" "$(tail -n 5 "$log")"
+fi
+
+# --- which user may register which GIDs -------------------------------------
+
+if start_daemon --mode 0666 --allow-gids "0=$gid_a" \
+        --allow-gids "60001=$gid_b/32" --allow-gids 60001=fe80::/64; then
+    ok "policy-daemon-starts"
+    mux_test policy
+    alive "policy"
+    check "policy/refusal-logged" \
+        grep -q "REGISTER .* refused: no --allow-gids rule" "$log"
+    kill -USR1 "$pid"
+    sleep 1
+    stats=$(grep "MADs received" "$log" | tail -n 1)
+    echo "# $stats"
+    check "policy/stats-refusals-counted" \
+        [ "$(count 'refused by --allow-gids \([0-9]*\)')" -ge 3 ]
+    stop_daemon TERM policy
+else
+    notok "policy-daemon-starts" "$(tail -n 5 "$log")"
 fi
 
 if [ "$valgrind" = 1 ]; then
