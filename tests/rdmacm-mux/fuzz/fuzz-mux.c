@@ -7,15 +7,16 @@
  * credentials, or real connections to a listening socket that the daemon's
  * accept code takes; what they "send" is written into their end and the
  * daemon reads it with its own recv().  The daemon's ends have small send
- * buffers, so that clients that do not read fill their output queues.  port.c (umad) and main.c (the poll loop)
- * are not linked: mux_port_send() below records what the daemon would put
- * on the wire, and the operations below play the loop's part.  log.c is
- * replaced too, so that the fuzzer's output is not drowned in log lines
- * (the formats are still expanded).
+ * buffers, so that clients that do not read fill their output queues.
+ * port.c (umad) and main.c (the poll loop) are not linked: mux_port_send()
+ * below records what the daemon would put on the wire, and the operations
+ * below play the loop's part.  log.c is replaced too, so that the fuzzer's
+ * output is not drowned in log lines (the formats are still expanded).
  *
  * The input is a list of operations, each an opcode byte and its operands;
  * a missing operand reads as 0.  The first byte sets the bounds:
- * --max-clients-per-uid (1 to 8) and --idle-timeout (never, 0.1, 1, 60 s).
+ * --max-clients-per-uid (1 to 8, bits 0-2), --idle-timeout (never, 0.1, 1
+ * or 60 s, bits 3-4), and whether --allow-gids rules apply (bit 5).
  *
  *   0 CONNECT   uid                  a client of that uid connects
  *   1 RAW       client len16 bytes   raw bytes from a client
@@ -41,8 +42,9 @@
  * Besides the sanitizers, the harness checks the daemon's promises: it
  * sends only from GIDs the sending client holds, a received MAD goes only
  * to its destination GID's owner, every byte a client is sent is a
- * well-formed REPLY or RECV, the bounds on clients hold, and once every
- * client is gone no GID is held.
+ * well-formed REPLY or RECV, the bounds on clients hold, with rules a
+ * client holds only GIDs they give its user, and once every client is gone
+ * no GID is held.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
@@ -94,6 +96,35 @@ const char *mux_gid_str(const uint8_t *gid, char *buf, size_t len)
         snprintf(buf, len, "?");
     }
     return buf;
+}
+
+/* --allow-gids rules, when the first byte asks for them. */
+static const MuxGidRule rules[] = {
+    { .uid = 0, .prefix = { 0xfe, 0x80 }, .len = 64 },
+    { .uid = 1, .prefix = { [10] = 0xff, [11] = 0xff, 10, 0, 2, 15 },
+      .len = 128 },
+    { .uid = 2, .prefix = { [10] = 0xff, [11] = 0xff, 10, 0, 2 },
+      .len = 120 },
+};
+
+/* The rules, as the harness reads them: bit by bit. */
+static bool rules_allow(uid_t uid, const uint8_t *gid)
+{
+    size_t i;
+    unsigned bit;
+
+    for (i = 0; i < sizeof(rules) / sizeof(rules[0]); i++) {
+        for (bit = 0; bit < rules[i].len; bit++) {
+            if ((gid[bit / 8] ^ rules[i].prefix[bit / 8]) &
+                (0x80 >> bit % 8)) {
+                break;
+            }
+        }
+        if (rules[i].uid == uid && bit == rules[i].len) {
+            return true;
+        }
+    }
+    return false;
 }
 
 /* The harness's state, reset for each input */
@@ -437,6 +468,9 @@ static void op_gid(Input *in, uint16_t type)
     take_gid(in, g.gid);
     if (c) {
         client_request(c, type, seq, &g, sizeof(g));
+        /* With rules, a client holds only what a rule of its user covers. */
+        CHECK(!mux.n_gid_rules || !mux_route_owns(&c->route, g.gid) ||
+              rules_allow(c->peer.uid, g.gid));
     }
 }
 
@@ -570,6 +604,10 @@ static void setup(Input *in)
     mux.max_per_uid = 1 + (b & 7);
     mux.idle_ms = idle[(b >> 3) & 3];
     mux.now_ms = 1000;
+    if (b & 0x20) {
+        mux.gid_rules = rules;
+        mux.n_gid_rules = sizeof(rules) / sizeof(rules[0]);
+    }
     sender = NULL;
     have_sent = false;
     port_status = 0;

@@ -17,9 +17,9 @@ ATTR = {'REQ': 0, 'MRA': 1, 'REJ': 2, 'REP': 3, 'RTU': 4, 'DREQ': 5,
         'DREP': 6, 'SIDR_REQ': 7, 'SIDR_REP': 8, 'LAP': 9}
 
 
-def cfg(max_per_uid=4, idle=2):
-    """The first byte: --max-clients-per-uid and --idle-timeout index."""
-    return bytes([(max_per_uid - 1) | idle << 3])
+def cfg(max_per_uid=4, idle=2, rules=False):
+    """The first byte: --max-clients-per-uid, --idle-timeout index, rules."""
+    return bytes([(max_per_uid - 1) | idle << 3 | rules << 5])
 
 
 def ids(local, remote=0):
@@ -105,6 +105,12 @@ SEEDS = {
     'daemon-bound': cfg(max_per_uid=8, idle=1)
                     + b''.join(bytes([CONNECT, u // 8]) for u in range(256))
                     + bytes([TICK, 2, CONNECT, 200, LOOP]),
+    # Rules: uid 1 may have ::ffff:10.0.2.15, uid 0 fe80::/64.
+    'gid-policy': cfg(rules=True)
+                  + bytes([CONNECT, 1, CONNECT, 0,
+                           REGISTER, 0, 1, 0, REGISTER, 0, 2, 1,
+                           REGISTER, 1, 3, 2, REGISTER, 1, 4, 0,
+                           DRAIN, 0, DRAIN, 1]),
     'gids-per-client': cfg() + bytes([CONNECT, 0])
                        + b''.join(bytes([REGISTER, 0, i % 256, 0x80])
                                   + bytes([0xfe, 0x80] + [0] * 12
