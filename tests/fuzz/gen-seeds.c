@@ -853,6 +853,115 @@ static void seed_device(Seed *s)
     cmd(s, (PfCmd) { .cmd = PVRDMA_CMD_QUERY_PORT });
 }
 
+
+/* MODIFY_QP refusals: each attribute out of range, once per transition */
+static void modify_x(Seed *s, uint8_t qp, uint8_t type, uint32_t mask_xor,
+                     uint32_t n1, size_t off, uint8_t x)
+{
+    /* the request after its header: qp_handle, attr_mask, attributes */
+    uint8_t tail[8 + sizeof(PvrdmaQpAttr)] = { 0 };
+
+    tail[8 + off] = x;
+    cmd_x(s, (PfCmd) { .cmd = PVRDMA_CMD_MODIFY_QP, .sel = { qp, 1 },
+                       .type = type, .n = { 0, n1, 0, mask_xor } },
+          tail, x ? 8 + off + 1 : 0);
+}
+
+static void seed_modify_qp(Seed *s)
+{
+    fixture(s);
+    cmd(s, (PfCmd) { .cmd = PVRDMA_CMD_CREATE_QP, .sel = { PD0, CQ0, CQ1 } });
+    cmd(s, (PfCmd) { .cmd = PVRDMA_CMD_CREATE_QP, .sel = { PD0, CQ0, CQ1 } });
+    /* RESET -> INIT */
+    modify_x(s, 0, 1, PVRDMA_QP_CUR_STATE,
+             0, offsetof(PvrdmaQpAttr, cur_qp_state), 3);
+    modify_x(s, 0, 1, 0, 0, offsetof(PvrdmaQpAttr, pkey_index), 1);
+    modify_x(s, 0, 1, 0, 0, offsetof(PvrdmaQpAttr, port_num), 3);
+    modify_x(s, 0, 1, 0, 0, offsetof(PvrdmaQpAttr, qp_access_flags), 0x40);
+    modify_x(s, 0, 1, PVRDMA_QP_QKEY, 0, 0, 0);
+    modify_x(s, 0, 1, 1u << 25, 0, 0, 0);
+    modify_x(s, 0, 1, 0, 0, offsetof(PvrdmaQpAttr, qp_state), 9);
+    modify_x(s, 0, 1, 0, 0, 0, 0);
+    /* INIT -> RTR */
+    modify_x(s, 0, 2, 0, 20, 0, 0);
+    modify_x(s, 0, 2, 0, 0, offsetof(PvrdmaQpAttr, ah_attr) +
+             offsetof(PvrdmaAhAttr, port_num), 3);
+    modify_x(s, 0, 2, 0, 0, offsetof(PvrdmaQpAttr, path_mtu), 5);
+    modify_x(s, 0, 2, 0, 0, offsetof(PvrdmaQpAttr, rq_psn) + 3, 1);
+    modify_x(s, 0, 2, 0, 0, offsetof(PvrdmaQpAttr, dest_qp_num) + 3, 1);
+    modify_x(s, 0, 2, 0, 0, offsetof(PvrdmaQpAttr, max_dest_rd_atomic), 0x30);
+    modify_x(s, 0, 2, 0, 0, offsetof(PvrdmaQpAttr, min_rnr_timer), 0x20);
+    modify_x(s, 0, 2, PVRDMA_QP_ALT_PATH, 0, 0, 0);
+    modify_x(s, 0, 2, PVRDMA_QP_PATH_MTU, 0, 0, 0);
+    modify_x(s, 0, 2, 0, 0, 0, 0);
+    /* RTR -> RTS */
+    modify_x(s, 0, 3, 0, 0, offsetof(PvrdmaQpAttr, max_rd_atomic), 0x15);
+    modify_x(s, 0, 3, 0, 0, offsetof(PvrdmaQpAttr, timeout), 0x20);
+    modify_x(s, 0, 3, 0, 0, offsetof(PvrdmaQpAttr, retry_cnt), 0x8);
+    modify_x(s, 0, 3, 0, 0, offsetof(PvrdmaQpAttr, sq_psn) + 3, 2);
+    modify_x(s, 0, 3, PVRDMA_QP_PATH_MIG_STATE, 0,
+             offsetof(PvrdmaQpAttr, path_mig_state), 3);
+    modify_x(s, 0, 3, PVRDMA_QP_CAP, 0, 0, 0);
+    modify_x(s, 0, 3, 0, 0, 0, 0);
+    /* RTS -> SQD -> RTS, RTS -> RTS, a state the table does not have */
+    modify_x(s, 0, 4, PVRDMA_QP_EN_SQD_ASYNC_NOTIFY, 0, 0, 0);
+    modify_x(s, 0, 3, 0, 0, 0, 0);
+    modify_x(s, 0, 3, PVRDMA_QP_MIN_RNR_TIMER, 0, 0, 0);
+    modify_x(s, 0, 2, 0, 0, 0, 0);
+    cmd(s, (PfCmd) { .cmd = PVRDMA_CMD_QUERY_QP });
+}
+
+/* UD over IPv6 GIDs (the IPv6 GRH), and a GRH split over two SGEs */
+static void seed_ud_ipv6(Seed *s)
+{
+    PfSge g = sge(DMA_MR, 0, 64);
+    PfSge r[2] = { sge(DMA_MR, PAGE, 16), sge(DMA_MR, 2 * PAGE, 200) };
+
+    fixture(s);
+    cmd(s, (PfCmd) { .cmd = PVRDMA_CMD_CREATE_BIND, .n = { 2 }, .flags = 2 });
+    ud_qp(s, (PfUdQp) { .rcq = CQ1 });
+    ud_qp(s, (PfUdQp) { .rcq = CQ1 });
+    recv_wr(s, (PfRecv) { .target = 1, .wr_id = 0x21 }, r, 2);
+    send_wr(s, (PfSend) { .qp = 0, .opcode = PVRDMA_WR_SEND, .dest = 1,
+                          .gid = 2 | 2 << 2, .flags = PVRDMA_SEND_SIGNALED,
+                          .wr_id = 0x11 }, &g, 1);
+    /* IPv4 destination from an IPv6 source */
+    recv1(s, 1, 0x22, PAGE, 256);
+    send_wr(s, (PfSend) { .qp = 0, .opcode = PVRDMA_WR_SEND, .dest = 1,
+                          .gid = 0 | 2 << 2, .flags = PVRDMA_SEND_SIGNALED,
+                          .wr_id = 0x12 }, &g, 1);
+    cmd(s, (PfCmd) { .cmd = PVRDMA_CMD_DESTROY_BIND, .n = { 2 }, .flags = 2 });
+    op(s, PF_OP_QUERY, NULL, 0, NULL, 0);
+    poll_all(s);
+}
+
+/* Every table full, and the device-wide registration budget */
+static void seed_exhaustion(Seed *s)
+{
+    int i;
+
+    fixture(s);
+    for (i = 0; i < 16; i++) {
+        cmd(s, (PfCmd) { .cmd = PVRDMA_CMD_CREATE_CQ, .n = { 1 } });
+        cmd(s, (PfCmd) { .cmd = PVRDMA_CMD_CREATE_QP,
+                         .sel = { PD0, CQ0, CQ0 }, .n = { 1, 1, 1, 1 } });
+    }
+    for (i = 0; i < 8; i++) {
+        cmd(s, (PfCmd) { .cmd = PVRDMA_CMD_CREATE_PD });
+        cmd(s, (PfCmd) { .cmd = PVRDMA_CMD_CREATE_SRQ, .n = { 1, 1 } });
+    }
+    for (i = 0; i < 32; i++) {
+        cmd(s, (PfCmd) { .cmd = PVRDMA_CMD_CREATE_MR, .type = 1 });
+    }
+    cmd(s, (PfCmd) { .cmd = PVRDMA_CMD_DESTROY_MR, .sel = { 5 } });
+    for (i = 0; i < 4; i++) {
+        cmd(s, (PfCmd) { .cmd = PVRDMA_CMD_CREATE_MR,
+                         .len = 300 * PAGE - 0x800 });
+    }
+    cmd(s, (PfCmd) { .cmd = PVRDMA_CMD_CREATE_UC, .n = { 511 } });
+    cmd(s, (PfCmd) { .cmd = PVRDMA_CMD_CREATE_UC, .n = { 511 } });
+}
+
 static const struct {
     const char *name;
     void (*fn)(Seed *s);
@@ -878,6 +987,9 @@ static const struct {
     { "dma-into-own-uar", seed_dma_into_own_uar },
     { "doorbell-budget", seed_doorbell_budget },
     { "device", seed_device },
+    { "modify-qp", seed_modify_qp },
+    { "ud-ipv6", seed_ud_ipv6 },
+    { "exhaustion", seed_exhaustion },
 };
 
 int main(int argc, char **argv)

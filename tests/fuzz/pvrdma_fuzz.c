@@ -33,6 +33,9 @@
 #include "qapi/qapi-commands-pvrdma.h"
 #include "hw/boards.h"
 #include "hw/qdev-core.h"
+#include "monitor/qdev.h"
+#include "qemu/config-file.h"
+#include "qemu/option.h"
 #include "hw/pci/pci_regs.h"
 #include "tests/qtest/libqtest.h"
 #include "tests/qtest/libqos/pci.h"
@@ -112,6 +115,14 @@ typedef struct PfState {
 } PfState;
 
 static PfState pf;
+
+/* PVRDMA_FUZZ_TRACE=1: one line per operation and command on stderr */
+static bool pf_trace;
+
+static const char *const pf_op_names[PF_OP_MAX] = {
+    "reg", "uar", "pci", "msix", "mem", "clock", "dsr", "cmd", "send",
+    "recv", "poll", "link", "query", "fixture", "rc-pair", "ud-qp",
+};
 
 static const uint8_t pf_gids[3][16] = {
     { [10] = 0xff, [11] = 0xff, 10, 0, 2, 15 },     /* ::ffff:10.0.2.15 */
@@ -482,6 +493,10 @@ static uint32_t pf_exec(PfState *f, PvrdmaCmdReq *req, PvrdmaCmdResp *rsp)
     err = pf_rd(f, PVRDMA_REG_ERR);
     if (!err && f->resp) {
         qtest_memread(f->qts, f->resp, rsp, sizeof(*rsp));
+    }
+    if (pf_trace) {
+        fprintf(stderr, "pvrdma-fuzz:   command %u: err %u\n", req->hdr.cmd,
+                err);
     }
     return err;
 }
@@ -1398,6 +1413,10 @@ static void pf_op_ud_qp(PfState *f, const uint8_t *p, size_t len)
 
 static void pf_op(PfState *f, uint8_t op, const uint8_t *p, size_t len)
 {
+    if (pf_trace) {
+        fprintf(stderr, "pvrdma-fuzz: %s (%zu bytes)\n",
+                pf_op_names[op % PF_OP_MAX], len);
+    }
     switch (op % PF_OP_MAX) {
     case PF_OP_REG:
         pf_op_reg(f, p, len);
@@ -1550,6 +1569,42 @@ static void pf_fuzz(QTestState *s, const unsigned char *data, size_t size)
     pf_end(f, s);
 }
 
+/*
+ * Once per process: hot-plug attempts that realize must refuse, with the
+ * cleanup of a failed realize (leaks show at exit).
+ */
+static void pf_pre_fuzz(QTestState *s)
+{
+    static const char *const bad[] = {
+        "pvrdma,addr=11.1",                     /* no vmxnet3 at 11.0 */
+        "pvrdma,addr=12.0",                     /* not function 1 */
+        "pvrdma,addr=13.1,dev-caps-max-qp=3",
+        "pvrdma,addr=13.1,dev-caps-max-sge=65",
+        "pvrdma,addr=13.1,dev-caps-max-mr-size=4095",
+        "pvrdma,addr=13.1,ibdev=none0",         /* built without ibverbs */
+        "pvrdma,addr=13.1,netdev=eth0",
+        "pvrdma,addr=13.1,ibport=2",
+    };
+    size_t i;
+
+    pf_trace = getenv("PVRDMA_FUZZ_TRACE");
+    for (i = 0; i < ARRAY_SIZE(bad); i++) {
+        QemuOpts *opts = qemu_opts_parse_noisily(qemu_find_opts("device"),
+                                                 bad[i], true);
+        Error *err = NULL;
+
+        g_assert(opts);
+        g_assert(!qdev_device_add(opts, &err));
+        error_free(err);
+        qemu_opts_del(opts);
+    }
+    flush_events(s);
+}
+
+/*
+ * Small object tables and registration budget, so that inputs reach the
+ * "table full" paths in a few operations.
+ */
 static GString *pf_cmdline(FuzzTarget *t)
 {
     return g_string_new(TARGET_NAME " -machine pc,accel=qtest -m 32M"
@@ -1557,7 +1612,10 @@ static GString *pf_cmdline(FuzzTarget *t)
                         " -global apic-common.vapic=off"
                         " -device vmxnet3,id=" PF_NIC ",addr=10.0,"
                         "multifunction=on,mac=52:54:00:12:34:56,romfile="
-                        " -device pvrdma,id=rdma,addr=10.1");
+                        " -device pvrdma,id=rdma,addr=10.1,"
+                        "dev-caps-max-qp=16,dev-caps-max-cq=16,"
+                        "dev-caps-max-pd=8,dev-caps-max-mr=32,"
+                        "dev-caps-max-srq=8,max-mr-pages-total=1024");
 }
 
 static void pf_register(void)
@@ -1568,6 +1626,7 @@ static void pf_register(void)
                        "driver whose every choice is fuzzed: DSR, commands, "
                        "rings, WQEs, doorbells, registers, MSI-X, memory",
         .get_init_cmdline = pf_cmdline,
+        .pre_fuzz = pf_pre_fuzz,
         .fuzz = pf_fuzz,
     });
 }
