@@ -23,6 +23,7 @@
 #define QEMU_PACKED             __attribute__((packed))
 #define QEMU_BUILD_BUG_ON(x)    _Static_assert(!(x), #x)
 #include "hw/rdma/vmw/pvrdma_abi.h"
+#include <linux/pci_regs.h>
 #include "tests/fuzz/pvrdma_fuzz.h"
 
 #define PAGE        4096
@@ -962,6 +963,81 @@ static void seed_exhaustion(Seed *s)
     cmd(s, (PfCmd) { .cmd = PVRDMA_CMD_CREATE_UC, .n = { 511 } });
 }
 
+/*
+ * q35 (the pvrdma-q35 target; on pc these addresses are RAM): a CQ
+ * notification whose MSI-X message sets the root port's Secondary Bus
+ * Reset, so the bus reset reaches the device inside its data path; then
+ * the driver loads again and RDMA works.
+ */
+static void seed_q35_sbr_msix(Seed *s)
+{
+    fixture(s);
+    rc_pair(s, (PfRcPair) { .rcq = CQ1 });
+    msix(s, PVRDMA_VECTOR_CQ, PF_MSIX_PORT, PF_MSIX_ENABLE,
+         PCI_BRIDGE_CONTROL & ~3, PCI_BRIDGE_CTL_BUS_RESET << 16);
+    poll(s, PF_POLL_CQ, CQ1, PF_POLL_ARM);
+    recv1(s, 1, 0xb1, PAGE, 64);
+    send1(s, 0, PVRDMA_WR_SEND, 0xa1, 0, 8);
+    send1(s, 0, PVRDMA_WR_SEND, 0xa2, 0, 8);
+    /* SBR cleared, the driver probes again */
+    op(s, PF_OP_PCI, &(PfPci) { .off = PCI_BRIDGE_CONTROL, .size = 1 },
+       sizeof(PfPci), NULL, 0);
+    op(s, PF_OP_DSR, &(PfDsr) { 0 }, sizeof(PfDsr), NULL, 0);
+    fixture(s);
+    rc_pair(s, (PfRcPair) { .rcq = CQ1 });
+    recv1(s, 1, 0xb3, PAGE, 64);
+    send1(s, 0, PVRDMA_WR_SEND, 0xa3, 0, 8);
+    poll_all(s);
+}
+
+/* q35: the MSI-X message powers the root port's slot off (an unplug). */
+static void seed_q35_slot_power_msix(Seed *s)
+{
+    fixture(s);
+    rc_pair(s, (PfRcPair) { .rcq = CQ1 });
+    msix(s, PVRDMA_VECTOR_CQ, PF_MSIX_PORT_EXP, PF_MSIX_ENABLE,
+         PCI_EXP_SLTCTL, PCI_EXP_SLTCTL_PCC | PCI_EXP_SLTCTL_PWR_IND_OFF);
+    poll(s, PF_POLL_CQ, CQ1, PF_POLL_ARM);
+    recv1(s, 1, 0xb1, PAGE, 64);
+    send1(s, 0, PVRDMA_WR_SEND, 0xa1, 0, 8);
+    send1(s, 0, PVRDMA_WR_SEND, 0xa2, 0, 8);
+    cmd(s, (PfCmd) { .cmd = PVRDMA_CMD_QUERY_PORT });
+}
+
+/*
+ * q35: receives whose buffers are config registers (the kernel's DMA MR
+ * names every guest-physical address): the device's own command register
+ * (bus mastering off in the middle of its DMA), the root port's bridge
+ * control (SBR), its slot control (power off).
+ */
+static void seed_q35_dma_into_config(Seed *s)
+{
+    static const uint16_t where[] = {
+        0x0000 | PCI_COMMAND, 0x1000 | (PCI_BRIDGE_CONTROL & ~3),
+        0x2000 | PCI_EXP_SLTCTL,
+    };
+    static const uint32_t what[] = {
+        0, PCI_BRIDGE_CTL_BUS_RESET << 16,
+        PCI_EXP_SLTCTL_PCC | PCI_EXP_SLTCTL_PWR_IND_OFF,
+    };
+    int i;
+
+    for (i = 0; i < 3; i++) {
+        PfSge r = { .mr = DMA_MR, .knobs = PF_SGE_ADDR_CFG, .off = where[i],
+                    .len = 4 };
+
+        fixture(s);
+        rc_pair(s, (PfRcPair) { .rcq = CQ1, .recv_sge = 1 });
+        mem(s, PF_MEM_DATA, 0, 0, &what[i], 4);
+        recv_wr(s, (PfRecv) { .target = 2 * i + 1, .wr_id = 0xb1 }, &r, 1);
+        send1(s, 2 * i, PVRDMA_WR_SEND, 0xa1, 0, 4);
+        send1(s, 2 * i, PVRDMA_WR_RDMA_WRITE, 0xa2, 0, 4);
+        poll_all(s);
+        op(s, PF_OP_DSR, &(PfDsr) { 0 }, sizeof(PfDsr), NULL, 0);
+    }
+    op(s, PF_OP_UNPLUG, &(PfUnplug) { 0 }, sizeof(PfUnplug), NULL, 0);
+}
+
 static const struct {
     const char *name;
     void (*fn)(Seed *s);
@@ -990,6 +1066,9 @@ static const struct {
     { "modify-qp", seed_modify_qp },
     { "ud-ipv6", seed_ud_ipv6 },
     { "exhaustion", seed_exhaustion },
+    { "q35-sbr-msix", seed_q35_sbr_msix },
+    { "q35-slot-power-msix", seed_q35_slot_power_msix },
+    { "q35-dma-into-config", seed_q35_dma_into_config },
 };
 
 int main(int argc, char **argv)

@@ -36,7 +36,12 @@
 #include "monitor/qdev.h"
 #include "qemu/config-file.h"
 #include "qemu/option.h"
+#include "hw/pci/pci_bridge.h"
+#include "hw/pci/pci_device.h"
 #include "hw/pci/pci_regs.h"
+#include "qapi/qapi-commands-qdev.h"
+#include "qobject/qdict.h"
+#include "qemu/keyval.h"
 #include "tests/qtest/libqtest.h"
 #include "tests/qtest/libqos/pci.h"
 #include "tests/qtest/libqos/pci-pc.h"
@@ -44,8 +49,9 @@
 #include "fuzz.h"
 #include "pvrdma_fuzz.h"
 
-#define PF_SLOT         0x10
+#define PF_SLOT         0x10        /* pc: 00:10.x; q35: the root port */
 #define PF_NIC          "pf-nic0"
+#define PF_MMCFG        0xb0000000u /* q35: where "firmware" puts MMCFG */
 #define PF_RAM          (32 * MiB)
 #define PF_PAGE         4096
 #define PF_ARENA_START  (1 * MiB)
@@ -103,7 +109,13 @@ typedef struct PfState {
     uint64_t next;                  /* arena allocation pointer */
     bool link_down;
     bool pci_touched;               /* config space or MSI-X written */
+    bool q35;                       /* behind a root port, with MMCFG */
     DeviceState *pvrdma;
+    BusState *pbus;                 /* the bus the two functions are on */
+    uint8_t port_exp;               /* q35: the root port's PCIe cap */
+    /* config spaces as enumerated: pvrdma, vmxnet3, root port, MCH */
+    PCIDevice *cfg_dev[4];
+    uint8_t cfg_saved[4][PCIE_CONFIG_SPACE_SIZE];
     uint64_t data;
     uint64_t dsr, cmd, resp;         /* as the device took them */
     uint32_t version;
@@ -122,6 +134,7 @@ static bool pf_trace;
 static const char *const pf_op_names[PF_OP_MAX] = {
     "reg", "uar", "pci", "msix", "mem", "clock", "dsr", "cmd", "send",
     "recv", "poll", "link", "query", "fixture", "rc-pair", "ud-qp",
+    "unplug",
 };
 
 static const uint8_t pf_gids[3][16] = {
@@ -314,6 +327,27 @@ static void pf_db(PfState *f, uint32_t page, uint32_t off, uint32_t val)
 {
     qpci_io_writel(f->dev, f->uar, (uint64_t)page * PVRDMA_UAR_PAGE_SIZE + off,
                    val);
+}
+
+/*
+ * q35: the guest-physical address of a config register through MMCFG;
+ * @kind 0 is the device's own config space, 1 the root port's, 2 the
+ * root port's PCIe capability.  The pc target has no MMCFG: it gives
+ * @off & 0xfff (RAM).
+ */
+static uint64_t pf_cfg_addr(PfState *f, unsigned kind, uint32_t off)
+{
+    static const uint32_t bdf[] = {
+        1 << 20 | 1 << 12,              /* 01:00.1 */
+        PF_SLOT << 15,                  /* 00:10.0 */
+        PF_SLOT << 15,
+    };
+
+    if (!f->q35 || kind > 2) {
+        return off & 0xfff;
+    }
+    return PF_MMCFG + bdf[kind] + (kind == 2 ? f->port_exp + (off & 0xff) :
+                                                off & 0xfff);
 }
 
 /* The model of the device's objects */
@@ -943,7 +977,9 @@ static uint32_t pf_sges(PfState *f, PvrdmaSge *sge, uint32_t n,
         if (s.knobs & PF_SGE_KEY_BUMP) {
             sge[i].lkey = (sge[i].lkey & ~0xffu) | ((sge[i].lkey + 1) & 0xff);
         }
-        if (s.knobs & PF_SGE_ADDR_UAR) {
+        if (s.knobs & PF_SGE_ADDR_CFG) {
+            sge[i].addr = pf_cfg_addr(f, s.off >> 12, s.off);
+        } else if (s.knobs & PF_SGE_ADDR_UAR) {
             sge[i].addr = f->uar.addr + s.off;
         } else if (s.knobs & PF_SGE_ADDR_RAW) {
             sge[i].addr = (uint64_t)s.off << 12;
@@ -1199,6 +1235,11 @@ static void pf_op_msix(PfState *f, const uint8_t *p, size_t len)
     case PF_MSIX_TABLE:
         addr = f->msix.addr + (a.off & (PF_PAGE - 4));
         break;
+    case PF_MSIX_CFG:
+    case PF_MSIX_PORT:
+    case PF_MSIX_PORT_EXP:
+        addr = pf_cfg_addr(f, a.target - PF_MSIX_CFG, a.off);
+        break;
     default:
         addr = a.off;
         break;
@@ -1325,15 +1366,43 @@ static void pf_op_poll(PfState *f, const uint8_t *p, size_t len)
 static void pf_op_link(PfState *f, const uint8_t *p, size_t len)
 {
     PfLink a;
+    Error *err = NULL;
 
     pf_args(&a, sizeof(a), &p, &len);
     f->link_down = a.down & 1;
-    qmp_set_link(PF_NIC, !f->link_down, &error_abort);
+    /* (fails when the input unplugged the NIC) */
+    qmp_set_link(PF_NIC, !f->link_down, &err);
+    error_free(err);
 }
 
 static void pf_op_query(PfState *f)
 {
     qapi_free_PvrdmaInfoList(qmp_query_pvrdma(&error_abort));
+}
+
+/*
+ * Hot-unplug the slot: pc ejects it through ACPI PCI hotplug, q35 powers
+ * the root port's slot off (as the guest's pciehp does after device_del).
+ * pf_end() plugs the two functions in again.
+ */
+static void pf_op_unplug(PfState *f, const uint8_t *p, size_t len)
+{
+    PfUnplug a;
+
+    pf_args(&a, sizeof(a), &p, &len);
+    if (!(a.no_del & 1)) {
+        Error *err = NULL;
+
+        qmp_device_del("rdma", &err);
+        error_free(err);
+        flush_events(f->qts);
+    }
+    if (f->q35) {
+        qtest_writew(f->qts, pf_cfg_addr(f, 2, PCI_EXP_SLTCTL),
+                     PCI_EXP_SLTCTL_PCC | PCI_EXP_SLTCTL_PWR_IND_OFF);
+    } else {
+        qtest_outl(f->qts, 0xae00 + 8, 1u << PF_SLOT);   /* ACPI PCIHP EJ */
+    }
 }
 
 /* Driver-like compound operations */
@@ -1474,7 +1543,70 @@ static void pf_op(PfState *f, uint8_t op, const uint8_t *p, size_t len)
     case PF_OP_UD_QP:
         pf_op_ud_qp(f, p, len);
         break;
+    case PF_OP_UNPLUG:
+        pf_op_unplug(f, p, len);
+        break;
     }
+}
+
+/*
+ * q35 has no firmware here either: MMCFG on (MCH PCIEXBAR), bus 1 behind
+ * the root port with a memory window where libqos puts BARs, memory and
+ * bus mastering on in the port (as the q35 qtests do).
+ */
+static void pf_q35_firmware(PfState *f)
+{
+    QPCIDevice *host = qpci_device_find(f->bus, QPCI_DEVFN(0, 0));
+    QPCIDevice *rp = qpci_device_find(f->bus, QPCI_DEVFN(PF_SLOT, 0));
+
+    g_assert(host && rp);
+    qpci_config_writel(host, 0x64, 0);
+    qpci_config_writel(host, 0x60, PF_MMCFG | 1);   /* 256 buses, on */
+    qpci_config_writeb(rp, PCI_PRIMARY_BUS, 0);
+    qpci_config_writeb(rp, PCI_SECONDARY_BUS, 1);
+    qpci_config_writeb(rp, PCI_SUBORDINATE_BUS, 1);
+    qpci_config_writew(rp, PCI_MEMORY_BASE, 0xe000);
+    qpci_config_writew(rp, PCI_MEMORY_LIMIT, 0xfff0);
+    qpci_config_writew(rp, PCI_COMMAND,
+                       PCI_COMMAND_MEMORY | PCI_COMMAND_MASTER);
+    f->port_exp = qpci_find_capability(rp, PCI_CAP_ID_EXP, 0);
+    g_free(host);
+    g_free(rp);
+}
+
+/* Keep the config spaces an input could change without the PCI op. */
+static void pf_cfg_save(PfState *f)
+{
+    PCIDevice *pd = PCI_DEVICE(f->pvrdma);
+    PCIBus *bus = pci_get_bus(pd);
+    unsigned i;
+
+    f->cfg_dev[0] = pd;
+    f->cfg_dev[1] = pci_find_device(bus, pci_dev_bus_num(pd),
+                                    PCI_DEVFN(PCI_SLOT(pd->devfn), 0));
+    f->cfg_dev[2] = f->q35 ? pci_bridge_get_device(bus) : NULL;
+    f->cfg_dev[3] = f->q35 ? pci_find_device(pci_device_root_bus(pd), 0,
+                                             PCI_DEVFN(0, 0)) : NULL;
+    for (i = 0; i < ARRAY_SIZE(f->cfg_dev); i++) {
+        if (f->cfg_dev[i]) {
+            memcpy(f->cfg_saved[i], f->cfg_dev[i]->config,
+                   pci_config_size(f->cfg_dev[i]));
+        }
+    }
+}
+
+static bool pf_cfg_changed(PfState *f)
+{
+    unsigned i;
+
+    for (i = 0; i < ARRAY_SIZE(f->cfg_dev); i++) {
+        if (f->cfg_dev[i] &&
+            memcmp(f->cfg_saved[i], f->cfg_dev[i]->config,
+                   pci_config_size(f->cfg_dev[i]))) {
+            return true;
+        }
+    }
+    return false;
 }
 
 /*
@@ -1483,22 +1615,72 @@ static void pf_op(PfState *f, uint8_t op, const uint8_t *p, size_t len)
  */
 static void pf_enumerate(PfState *f, QTestState *s)
 {
+    int bus = f->q35 ? 1 << 8 : 0;
+    int slot = f->q35 ? 0 : PF_SLOT;
+
     if (f->bus) {
         g_free(f->dev);
         g_free(f->fn0);
         qpci_free_pc(f->bus);
     }
     f->bus = qpci_new_pc(s, NULL);
-    f->dev = qpci_device_find(f->bus, QPCI_DEVFN(PF_SLOT, 1));
-    f->fn0 = qpci_device_find(f->bus, QPCI_DEVFN(PF_SLOT, 0));
+    if (f->q35) {
+        pf_q35_firmware(f);
+    }
+    f->dev = qpci_device_find(f->bus, bus | QPCI_DEVFN(slot, 1));
+    f->fn0 = qpci_device_find(f->bus, bus | QPCI_DEVFN(slot, 0));
     g_assert(f->dev && f->fn0);
     qpci_device_enable(f->dev);
     f->msix = qpci_iomap(f->dev, PVRDMA_BAR_MSIX, NULL);
     f->regs = qpci_iomap(f->dev, PVRDMA_BAR_REGS, NULL);
     f->uar = qpci_iomap(f->dev, PVRDMA_BAR_UAR, NULL);
     f->msix_cap = qpci_find_capability(f->dev, PCI_CAP_ID_MSIX, 0);
-    f->pvrdma = DEVICE(object_resolve_path_type("", "pvrdma", NULL));
+    f->pvrdma = DEVICE(object_resolve_path("/machine/peripheral/rdma", NULL));
     g_assert(f->pvrdma);
+    f->pbus = qdev_get_parent_bus(f->pvrdma);
+    pf_cfg_save(f);
+}
+
+static const char *pf_limits =
+    "dev-caps-max-qp=16,dev-caps-max-cq=16,dev-caps-max-pd=8,"
+    "dev-caps-max-mr=32,dev-caps-max-srq=8,max-mr-pages-total=1024";
+
+/*
+ * Plug a function again after an unplug, as at machine creation: a
+ * function beside a function 0 cannot be hot-plugged, nor can pvrdma
+ * without its vmxnet3, so both come back "cold" (hotplugged = 0).
+ */
+static void pf_plug(PfState *f, const char *driver, const char *opts)
+{
+    QDict *props = keyval_parse(opts, NULL, NULL, &error_abort);
+    DeviceState *dev = qdev_new(driver);
+
+    dev->hotplugged = 0;
+    g_assert(qdev_set_id(dev, g_strdup(qdict_get_str(props, "id")),
+                         &error_abort));
+    qdict_del(props, "id");
+    object_set_properties_from_keyval(OBJECT(dev), props, false,
+                                      &error_abort);
+    qobject_unref(props);
+    qdev_realize_and_unref(dev, f->pbus, &error_abort);
+}
+
+static void pf_replug(PfState *f)
+{
+    g_autofree char *rdma = g_strdup_printf("id=rdma,addr=%s,%s",
+                                            f->q35 ? "0.1" : "10.1",
+                                            pf_limits);
+
+    if (!object_resolve_path("/machine/peripheral/" PF_NIC, NULL)) {
+        pf_plug(f, "vmxnet3", f->q35 ?
+                "id=" PF_NIC ",addr=0.0,multifunction=on,romfile=,"
+                "mac=52:54:00:12:34:56" :
+                "id=" PF_NIC ",addr=10.0,multifunction=on,romfile=,"
+                "mac=52:54:00:12:34:56");
+    }
+    if (!object_resolve_path("/machine/peripheral/rdma", NULL)) {
+        pf_plug(f, "pvrdma", rdma);
+    }
 }
 
 /*
@@ -1530,25 +1712,46 @@ static void pf_begin(PfState *f, QTestState *s)
     pf_load_dsr(f, &probe, NULL, 0);
 }
 
+static bool pf_gone(void)
+{
+    return !object_resolve_path("/machine/peripheral/rdma", NULL) ||
+           !object_resolve_path("/machine/peripheral/" PF_NIC, NULL);
+}
+
 /*
- * Reset what the input changed.  An input that wrote PCI config space or
- * MSI-X gets a machine reset, as the other qtest targets do; any other
- * only changed the device's own state, and a device reset (what a system
- * reset does to it too) is much cheaper than remapping its BARs.
+ * Reset what the input changed: the device, always.  An input that also
+ * changed config space or MSI-X (through the PCI op, or by DMA and MSI-X
+ * messages into MMCFG on q35), or unplugged the device, gets a machine
+ * reset as the other qtest targets do (with the device plugged in again);
+ * the others changed only the device's own state, and a device reset alone
+ * (what a machine reset does to it too) costs far less than remapping BARs.
  */
+
 static void pf_end(PfState *f, QTestState *s)
 {
     pf_forget(f);
-    if (f->pci_touched) {
+    flush_events(s);
+    if (!pf_gone()) {
+        /* (which also takes INTx and its status bit down) */
+        device_cold_reset(f->pvrdma);
+        flush_events(s);
+    }
+    if (pf_gone() || f->pci_touched || pf_cfg_changed(f)) {
         /* One memory topology update for the reset and the new BARs */
         memory_region_transaction_begin();
+        pf_replug(f);
         fuzz_reset(s);
+        /* A device_del still pending completes with the reset. */
+        if (pf_gone()) {
+            pf_replug(f);
+            fuzz_reset(s);
+        }
         pf_enumerate(f, s);
         memory_region_transaction_commit();
         f->pci_touched = false;
-    } else {
-        device_cold_reset(f->pvrdma);
-        flush_events(s);
+        if (pf_trace) {
+            fprintf(stderr, "pvrdma-fuzz: machine reset\n");
+        }
     }
 }
 
@@ -1602,20 +1805,39 @@ static void pf_pre_fuzz(QTestState *s)
 }
 
 /*
- * Small object tables and registration budget, so that inputs reach the
- * "table full" paths in a few operations.
+ * The machine: pc with the two functions at 00:10, or q35 with them
+ * behind a PCIe root port (where DMA and MSI-X messages reach config
+ * space through MMCFG: the port's bus reset and slot power, the device's
+ * own command register and BARs).  Small object tables and registration
+ * budget, so that inputs reach the "table full" paths in a few operations.
  */
 static GString *pf_cmdline(FuzzTarget *t)
 {
-    return g_string_new(TARGET_NAME " -machine pc,accel=qtest -m 32M"
-                        " -display none -nodefaults"
-                        " -global apic-common.vapic=off"
-                        " -device vmxnet3,id=" PF_NIC ",addr=10.0,"
-                        "multifunction=on,mac=52:54:00:12:34:56,romfile="
-                        " -device pvrdma,id=rdma,addr=10.1,"
-                        "dev-caps-max-qp=16,dev-caps-max-cq=16,"
-                        "dev-caps-max-pd=8,dev-caps-max-mr=32,"
-                        "dev-caps-max-srq=8,max-mr-pages-total=1024");
+    GString *cmd = g_string_new(TARGET_NAME);
+
+    pf.q35 = t->opaque != NULL;
+    if (pf.q35) {
+        /*
+         * PCIe native hot-plug on the port (not ACPI's), so that powering
+         * the slot off unplugs the device, from inside its data path too.
+         */
+        g_string_append_printf(cmd, " -machine q35,accel=qtest -global "
+                               "ICH9-LPC.acpi-pci-hotplug-with-bridge-support"
+                               "=off -device pcie-root-port,id=rp0,"
+                               "bus=pcie.0,addr=%x.0,chassis=1,slot=1",
+                               PF_SLOT);
+    } else {
+        g_string_append(cmd, " -machine pc,accel=qtest");
+    }
+    g_string_append_printf(cmd, " -m 32M -display none -nodefaults"
+                           " -global apic-common.vapic=off"
+                           " -device vmxnet3,id=" PF_NIC ",%s,"
+                           "multifunction=on,mac=52:54:00:12:34:56,romfile="
+                           " -device pvrdma,id=rdma,%s,%s",
+                           pf.q35 ? "bus=rp0,addr=0.0" : "addr=10.0",
+                           pf.q35 ? "bus=rp0,addr=0.1" : "addr=10.1",
+                           pf_limits);
+    return cmd;
 }
 
 static void pf_register(void)
@@ -1628,6 +1850,15 @@ static void pf_register(void)
         .get_init_cmdline = pf_cmdline,
         .pre_fuzz = pf_pre_fuzz,
         .fuzz = pf_fuzz,
+    });
+    fuzz_add_target(&(FuzzTarget){
+        .name = "pvrdma-q35",
+        .description = "The pvrdma target on q35, behind a PCIe root port "
+                       "whose config space DMA and MSI-X can reach",
+        .get_init_cmdline = pf_cmdline,
+        .pre_fuzz = pf_pre_fuzz,
+        .fuzz = pf_fuzz,
+        .opaque = (void *)"q35",
     });
 }
 

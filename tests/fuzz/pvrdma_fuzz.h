@@ -45,6 +45,7 @@ enum {
     PF_OP_FIXTURE,      /* PD, GIDs 0 and 1, a DMA MR, two 64-entry CQs */
     PF_OP_RC_PAIR,      /* PfRcPair: two RC QPs connected to each other */
     PF_OP_UD_QP,        /* PfUdQp: a UD or GSI QP brought to RTS */
+    PF_OP_UNPLUG,       /* PfUnplug: hot-unplug the slot (ACPI / PCIe) */
     PF_OP_MAX
 };
 
@@ -75,13 +76,20 @@ typedef struct QEMU_PACKED PfPci {
     uint32_t val;
 } PfPci;
 
-/* Where an MSI-X message goes (PfMsix.target) */
+/*
+ * Where an MSI-X message goes (PfMsix.target).  PF_MSIX_CFG, _PORT and
+ * _PORT_EXP are config space through MMCFG, which only the q35 target has
+ * (the pc target sends those to address off & 0xfff).
+ */
 enum {
     PF_MSIX_APIC,       /* 0xfee00000: an interrupt */
     PF_MSIX_RAM,        /* the data buffer + off */
     PF_MSIX_REGS,       /* the device's own registers + off */
     PF_MSIX_UAR,        /* the device's own doorbells + off */
     PF_MSIX_TABLE,      /* the MSI-X BAR itself + off */
+    PF_MSIX_CFG,        /* the device's own config space + off */
+    PF_MSIX_PORT,       /* the root port's config space + off */
+    PF_MSIX_PORT_EXP,   /* the root port's PCIe capability + off */
     PF_MSIX_RAW,        /* address off */
 };
 
@@ -179,6 +187,8 @@ typedef struct QEMU_PACKED PfCmd {
 #define PF_SGE_KEY_BUMP     0x02    /* key's low byte + 1 (stale FRMR) */
 #define PF_SGE_ADDR_RAW     0x04    /* address (off << 12) in guest RAM */
 #define PF_SGE_ADDR_UAR     0x08    /* address: the device's own UAR + off */
+/* address: config space (q35): off >> 12 is a PF_MSIX_CFG.. target - 5 */
+#define PF_SGE_ADDR_CFG     0x10
 
 typedef struct QEMU_PACKED PfSge {
     uint8_t mr;         /* MR selector */
@@ -251,6 +261,10 @@ typedef struct QEMU_PACKED PfRcPair {
     uint8_t sig_all;    /* bit 0: first QP, bit 1: second QP */
     uint8_t send_wr, recv_wr, send_sge, recv_sge;   /* 0: 16, 16, 4, 4 */
 } PfRcPair;
+
+typedef struct QEMU_PACKED PfUnplug {
+    uint8_t no_del;     /* bit 0: no device_del first (pc: eject only) */
+} PfUnplug;
 
 typedef struct QEMU_PACKED PfUdQp {
     uint8_t gsi;        /* bit 0: the GSI QP */

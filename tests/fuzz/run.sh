@@ -5,9 +5,12 @@
 # committed inputs and fuzz briefly (the fuzz lane of make check).
 #
 #   run.sh <project-dir> <build-dir> [--seconds N] [--replay] [--merge]
-#          [--seeds] [--no-build]
+#          [--seeds] [--no-build] [--target T]...
 #
-#   --seconds N  fuzz for N seconds on one core (default 600; 0: none)
+#   --seconds N  fuzz for N seconds on one core (default 600; 0: none),
+#                shared out between the targets
+#   --target T   pvrdma (pc) or pvrdma-q35 (behind a PCIe root port);
+#                default both
 #   --replay     first run every committed input once: tests/fuzz/seeds,
 #                tests/fuzz/corpus and tests/fuzz/crashes/*/ (fixed bugs)
 #   --merge      afterwards minimize the committed corpus plus this build's
@@ -35,18 +38,22 @@ replay=0
 merge=0
 seeds=0
 do_build=1
+targets=()
 while [ $# -gt 0 ]; do
     case $1 in
     --seconds) seconds=$2; shift ;;
+    --target) targets+=("$2"); shift ;;
     --replay) replay=1 ;;
     --merge) merge=1 ;;
     --seeds) seeds=1 ;;
     --no-build) do_build=0 ;;
     *) echo "usage: run.sh <project-dir> <build-dir> [--seconds N]" \
-            "[--replay] [--merge] [--seeds] [--no-build]" >&2; exit 2 ;;
+            "[--replay] [--merge] [--seeds] [--no-build] [--target T]" >&2
+       exit 2 ;;
     esac
     shift
 done
+[ ${#targets[@]} -gt 0 ] || targets=(pvrdma pvrdma-q35)
 
 llvm=${PVRDMA_FUZZ_LLVM:-14}
 bin=$build/qemu/qemu-fuzz-x86_64
@@ -92,16 +99,17 @@ committed() {
     fi
 }
 
-# Run each input once; a crash fails that input and the rest go on in a
-# new process.  Leaks are looked for when the process ends.
+# Run each input once on target $1; a crash fails that input and the rest
+# go on in a new process.  Leaks are looked for when the process ends.
 replay_inputs() {
-    local log=$logs/replay.log files=() rest n last rc
+    local target=$1 log=$logs/replay-$1.log files=() rest n last rc
     mapfile -t files < <(committed)
     : > "$log"
-    say "replaying ${#files[@]} committed inputs"
+    say "replaying ${#files[@]} committed inputs on $target"
     while [ ${#files[@]} -gt 0 ]; do
         rc=0
-        "$bin" --fuzz-target=pvrdma -timeout=60 "${files[@]}" \
+        "$bin" --fuzz-target="$target" -timeout=60 \
+            -artifact_prefix="$build/replay-" "${files[@]}" \
             > "$log.part" 2>&1 || rc=$?
         cat "$log.part" >> "$log"
         n=$(grep -c '^Executed ' "$log.part" || true)
@@ -111,7 +119,7 @@ replay_inputs() {
         fi
         last=$(grep '^Running: ' "$log.part" | tail -n 1 | sed 's/^Running: //')
         if [ -n "$last" ] && ! grep -qF "Executed $last " "$log.part"; then
-            say "FAIL replay: ${last#"$top"/}"
+            say "FAIL replay on $target: ${last#"$top"/}"
             grep -E -A14 'ERROR: |runtime error|assertion|Assertion' \
                 "$log.part" | head -30 | sed 's/^/    /'
             fail=$((fail + 1))
@@ -120,7 +128,7 @@ replay_inputs() {
             files=("${rest[@]+"${rest[@]}"}")
         else
             # Every input ran: what failed is the check at exit (leaks).
-            say "FAIL replay: report at exit"
+            say "FAIL replay on $target: report at exit"
             grep -E -A14 'ERROR: ' "$log.part" | head -30 | sed 's/^/    /'
             fail=$((fail + 1))
             break
@@ -132,57 +140,66 @@ replay_inputs() {
 execs_total=0
 crash_files=()
 
-# Fuzz for the time left; after a crash, again (libFuzzer stops at one).
+# Fuzz target $1 for $2 seconds; after a crash, again for the time left
+# (libFuzzer stops at one).
 fuzz() {
-    local end=$(( $(date +%s) + seconds )) left rc log runs=0 before after f
-    local start=$(date +%s)
+    local target=$1 secs=$2 left rc log runs=0 before after f
+    local start=$(date +%s) end=$(( $(date +%s) + $2 )) execs=0 found=0
     local -a dirs=("$work" "$fz/seeds")
     [ -d "$fz/corpus" ] && dirs+=("$fz/corpus")
-    log=$logs/fuzz-$(date +%Y%m%d-%H%M%S).log
-    say "fuzzing for $seconds s on one core, log $log"
+    log=$logs/fuzz-$target-$(date +%Y%m%d-%H%M%S).log
+    say "fuzzing $target for $secs s on one core, log $log"
     while left=$(( end - $(date +%s) ))
           [ "$left" -gt 5 ] && [ $runs -lt 10 ]; do
         runs=$((runs + 1))
         before=$(ls "$crashes" | sort)
         rc=0
         # Leaks are looked for by the replays (per input they cost 10x).
-        "$bin" --fuzz-target=pvrdma -max_total_time="$left" -timeout=30 \
+        "$bin" --fuzz-target="$target" -max_total_time="$left" -timeout=30 \
             -rss_limit_mb=3072 -max_len=4096 -detect_leaks=0 \
             -print_final_stats=1 -artifact_prefix="$crashes/" \
             "${dirs[@]}" > "$log.part" 2>&1 || rc=$?
         cat "$log.part" >> "$log"
-        execs_total=$((execs_total + $(awk '
+        execs=$((execs + $(awk '
             /^stat::number_of_executed_units:/ { n = $2 }
             END { print n + 0 }' "$log.part")))
         rm -f "$log.part"
         after=$(ls "$crashes" | sort)
         for f in $(comm -13 <(echo "$before") <(echo "$after")); do
-            crash_files+=("$crashes/$f")
+            crash_files+=("$crashes/$f ($target)")
+            found=$((found + 1))
         done
         [ "$rc" = 0 ] && break
         say "the fuzzer stopped (exit $rc), see $log"
     done
-    fuzz_seconds=$(( $(date +%s) - start ))
-    echo "$(date -u +%FT%TZ) seconds=$fuzz_seconds execs=$execs_total" \
-         "crashes=${#crash_files[@]}" >> "$build/history"
-    if [ ${#crash_files[@]} -eq 0 ]; then
+    execs_total=$((execs_total + execs))
+    fuzz_seconds=$((fuzz_seconds + $(date +%s) - start))
+    echo "$(date -u +%FT%TZ) target=$target" \
+         "seconds=$(( $(date +%s) - start )) execs=$execs crashes=$found" \
+         >> "$build/history"
+    if [ "$found" -eq 0 ]; then
         pass=$((pass + 1))
     else
-        fail=$((fail + ${#crash_files[@]}))
+        fail=$((fail + found))
     fi
 }
 
 # Line coverage of hw/rdma reached by every input we have.
 coverage() {
-    local raw=$prof/cov.profraw data=$prof/cov.profdata
+    local data=$prof/cov.profdata t
     local -a dirs=("$work" "$fz/seeds")
     [ -d "$fz/corpus" ] && dirs+=("$fz/corpus")
-    rm -f "$raw"
-    LLVM_PROFILE_FILE=$raw ASAN_OPTIONS=abort_on_error=1:detect_leaks=0 \
-        "$bin" --fuzz-target=pvrdma -runs=0 -timeout=60 "${dirs[@]}" \
-        > "$logs/coverage.log" 2>&1 ||
-        { say "coverage replay failed, see $logs/coverage.log"; return; }
-    llvm-profdata-$llvm merge -o "$data" "$raw"
+    rm -f "$prof"/cov-*.profraw
+    for t in "${targets[@]}"; do
+        LLVM_PROFILE_FILE=$prof/cov-$t.profraw \
+        ASAN_OPTIONS=abort_on_error=1:detect_leaks=0 \
+            "$bin" --fuzz-target="$t" -runs=0 -timeout=60 \
+            -artifact_prefix="$build/coverage-" "${dirs[@]}" \
+            > "$logs/coverage-$t.log" 2>&1 ||
+            { say "coverage replay on $t failed, see $logs/coverage-$t.log"
+              return; }
+    done
+    llvm-profdata-$llvm merge -o "$data" "$prof"/cov-*.profraw
     llvm-cov-$llvm export -summary-only "$bin" -instr-profile="$data" \
         > "$prof/cov.json" 2>/dev/null
     python3 - "$prof/cov.json" <<'EOF'
@@ -208,18 +225,26 @@ for g, (c, n) in groups.items():
 EOF
 }
 
-if [ "$replay" = 1 ]; then
-    replay_inputs
-fi
 fuzz_seconds=0
+for t in "${targets[@]}"; do
+    if [ "$replay" = 1 ]; then
+        replay_inputs "$t"
+    fi
+done
 if [ "$seconds" -gt 0 ]; then
-    fuzz
+    for t in "${targets[@]}"; do
+        fuzz "$t" $(( seconds / ${#targets[@]} ))
+    done
 fi
 if [ "$merge" = 1 ]; then
     mkdir -p "$fz/corpus"
     rm -rf "$build/merged" && mkdir -p "$build/merged"
-    "$bin" --fuzz-target=pvrdma -merge=1 -detect_leaks=0 -timeout=60 \
-        "$build/merged" "$fz/corpus" "$work" > "$logs/merge.log" 2>&1
+    # The coverage of both targets counts (-merge keeps what adds to it).
+    for t in "${targets[@]}"; do
+        "$bin" --fuzz-target="$t" -merge=1 -detect_leaks=0 -timeout=60 \
+            -artifact_prefix="$build/merge-" "$build/merged" "$fz/corpus" \
+            "$work" >> "$logs/merge.log" 2>&1
+    done
     rm -f "$fz"/corpus/*
     cp "$build"/merged/* "$fz/corpus/"
     say "merged: tests/fuzz/corpus has $(ls "$fz/corpus" | wc -l) inputs," \
