@@ -1038,6 +1038,35 @@ static void seed_q35_dma_into_config(Seed *s)
     op(s, PF_OP_UNPLUG, &(PfUnplug) { 0 }, sizeof(PfUnplug), NULL, 0);
 }
 
+/* CREATE_QP requests changed after they were built (XOR tails) */
+static void create_qp_x(Seed *s, size_t off, uint8_t x)
+{
+    uint8_t tail[64] = { 0 };
+
+    tail[off] = x;
+    cmd_x(s, (PfCmd) { .cmd = PVRDMA_CMD_CREATE_QP, .sel = { PD0, CQ0, CQ1 } },
+          tail, off + 1);
+}
+
+static void seed_create_qp_invalid(Seed *s)
+{
+    /* offsets in the request after its header */
+#define QP_OFF(f) (offsetof(PvrdmaCmdCreateQp, f) - sizeof(PvrdmaCmdHdr))
+    fixture(s);
+    create_qp_x(s, QP_OFF(max_inline_data) + 2, 0x10);
+    create_qp_x(s, QP_OFF(send_chunks), 0xff);
+    create_qp_x(s, QP_OFF(total_chunks), 0x02);
+    create_qp_x(s, QP_OFF(max_send_wr), 0x40);
+    create_qp_x(s, QP_OFF(max_recv_wr), 0x40);
+    create_qp_x(s, QP_OFF(max_send_sge), 0x30);
+    create_qp_x(s, QP_OFF(access_flags), 0x10);
+    create_qp_x(s, QP_OFF(is_srq), 0x02);
+    create_qp_x(s, QP_OFF(sq_sig_all), 0x02);
+    create_qp_x(s, QP_OFF(qp_type), 0x06);
+    create_qp_x(s, QP_OFF(pdir_dma), 0x08);
+#undef QP_OFF
+}
+
 static const struct {
     const char *name;
     void (*fn)(Seed *s);
@@ -1066,6 +1095,7 @@ static const struct {
     { "modify-qp", seed_modify_qp },
     { "ud-ipv6", seed_ud_ipv6 },
     { "exhaustion", seed_exhaustion },
+    { "create-qp-invalid", seed_create_qp_invalid },
     { "q35-sbr-msix", seed_q35_sbr_msix },
     { "q35-slot-power-msix", seed_q35_slot_power_msix },
     { "q35-dma-into-config", seed_q35_dma_into_config },
