@@ -42,9 +42,9 @@
  * Besides the sanitizers, the harness checks the daemon's promises: it
  * sends only from GIDs the sending client holds, a received MAD goes only
  * to its destination GID's owner, every byte a client is sent is a
- * well-formed REPLY or RECV, the bounds on clients hold, with rules a
- * client holds only GIDs they give its user, and once every client is gone
- * no GID is held.
+ * well-formed REPLY or RECV, the bounds on clients hold, only idle clients
+ * without GIDs are evicted, with rules a client holds only GIDs they give
+ * its user, and once every client is gone no GID is held.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
@@ -103,8 +103,10 @@ static const MuxGidRule rules[] = {
     { .uid = 0, .prefix = { 0xfe, 0x80 }, .len = 64 },
     { .uid = 1, .prefix = { [10] = 0xff, [11] = 0xff, 10, 0, 2, 15 },
       .len = 128 },
+    /* Lengths that end inside a byte: 10.0.2.0/27 and fe80::/10. */
     { .uid = 2, .prefix = { [10] = 0xff, [11] = 0xff, 10, 0, 2 },
-      .len = 120 },
+      .len = 96 + 27 },
+    { .uid = 3, .prefix = { 0xfe, 0x80 }, .len = 10 },
 };
 
 /* The rules, as the harness reads them: bit by bit. */
@@ -373,6 +375,55 @@ static void client_drain(MuxClient *c)
 
 /* Operations */
 
+static MuxClient *client_by_id(unsigned id)
+{
+    unsigned i;
+
+    for (i = 0; i < MUX_MAX_CLIENTS; i++) {
+        if (mux.clients[i] && mux.clients[i]->id == id) {
+            return mux.clients[i];
+        }
+    }
+    return NULL;
+}
+
+/*
+ * Only an idle client without GIDs may be evicted to admit a new one: the
+ * ids of the others, which must survive the connection.
+ */
+static unsigned keepers(unsigned *ids)
+{
+    unsigned i, n = 0;
+
+    for (i = 0; i < MUX_MAX_CLIENTS; i++) {
+        MuxClient *c = mux.clients[i];
+
+        if (c && !c->dead &&
+            (c->route.n_gids || !mux.idle_ms ||
+             mux.now_ms - c->last_request_ms < mux.idle_ms)) {
+            ids[n++] = c->id;
+        }
+    }
+    return n;
+}
+
+/* Admits fd, or not, and checks that no keeper was evicted for it. */
+static void add_client(int fd, const MuxPeer *peer, bool accept)
+{
+    unsigned ids[MUX_MAX_CLIENTS], n = keepers(ids), i;
+
+    if (accept) {
+        mux.listen_fd = listen_fd;
+        mux_client_accept(&mux);
+        mux.listen_fd = -1;
+    } else {
+        mux_client_add(&mux, fd, peer);
+    }
+    for (i = 0; i < n; i++) {
+        CHECK(client_by_id(ids[i]));
+    }
+}
+
 /* The harness keeps peer, the other end of the daemon's fd. */
 static void track(int fd, int peer)
 {
@@ -398,19 +449,7 @@ static void op_connect(Input *in)
     }
     n_connects++;
     track(sv[0], sv[1]);
-    mux_client_add(&mux, sv[0], &peer);
-}
-
-static MuxClient *client_by_id(unsigned id)
-{
-    unsigned i;
-
-    for (i = 0; i < MUX_MAX_CLIENTS; i++) {
-        if (mux.clients[i] && mux.clients[i]->id == id) {
-            return mux.clients[i];
-        }
-    }
-    return NULL;
+    add_client(sv[0], &peer, false);
 }
 
 /*
@@ -430,9 +469,7 @@ static void op_accept(Input *in)
         CHECK(connect(conn, (struct sockaddr *)&listen_addr,
                       sizeof(listen_addr)) == 0);
         n_connects++;
-        mux.listen_fd = listen_fd;
-        mux_client_accept(&mux);
-        mux.listen_fd = -1;
+        add_client(-1, NULL, true);
         if (mux.next_id != id) {
             CHECK(client_by_id(mux.next_id));
             track(client_by_id(mux.next_id)->fd, conn);

@@ -105,12 +105,17 @@ SEEDS = {
     'daemon-bound': cfg(max_per_uid=8, idle=1)
                     + b''.join(bytes([CONNECT, u // 8]) for u in range(256))
                     + bytes([TICK, 2, CONNECT, 200, LOOP]),
-    # Rules: uid 1 may have ::ffff:10.0.2.15, uid 0 fe80::/64.
+    # Rules (fuzz-mux.c): uid 1 may have ::ffff:10.0.2.15, uid 0 fe80::/64.
     'gid-policy': cfg(rules=True)
                   + bytes([CONNECT, 1, CONNECT, 0,
                            REGISTER, 0, 1, 0, REGISTER, 0, 2, 1,
                            REGISTER, 1, 3, 2, REGISTER, 1, 4, 0,
                            DRAIN, 0, DRAIN, 1]),
+    # uid 2 may have ::ffff:10.0.2.0/27: .16 but not .40.
+    'gid-policy-prefix': cfg(rules=True)
+                         + bytes([CONNECT, 2, REGISTER, 0, 1, 1,
+                                  REGISTER, 0, 2, 0x80]) + GID_A[:15]
+                         + bytes([40, DRAIN, 0]),
     'gids-per-client': cfg() + bytes([CONNECT, 0])
                        + b''.join(bytes([REGISTER, 0, i % 256, 0x80])
                                   + bytes([0xfe, 0x80] + [0] * 12
