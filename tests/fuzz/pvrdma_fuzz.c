@@ -109,6 +109,7 @@ typedef struct PfState {
     uint64_t next;                  /* arena allocation pointer */
     bool link_down;
     bool pci_touched;               /* config space or MSI-X written */
+    bool tainted;                   /* the input wrote over ring memory */
     bool q35;                       /* behind a root port, with MMCFG */
     DeviceState *pvrdma;
     BusState *pbus;                 /* the bus the two functions are on */
@@ -156,14 +157,20 @@ static void pf_args(void *dst, size_t size, const uint8_t **p, size_t *len)
     *len -= n;
 }
 
-/* XOR @src over @dst (the fuzzer's way to any field of a request). */
-static void pf_xor(void *dst, size_t dlen, const uint8_t *src, size_t slen)
+/*
+ * XOR @src over @dst (the fuzzer's way to any field of a request).  A
+ * changed request may point the device anywhere: no ring invariants for
+ * the rest of the input (see pf_check()).
+ */
+static void pf_xor(PfState *f, void *dst, size_t dlen, const uint8_t *src,
+                   size_t slen)
 {
     uint8_t *d = dst;
     size_t i;
 
     for (i = 0; i < MIN(dlen, slen); i++) {
         d[i] ^= src[i];
+        f->tainted |= src[i] != 0;
     }
 }
 
@@ -241,6 +248,9 @@ static uint64_t pf_pdir(PfState *f, uint32_t npages, uint64_t *pages,
     if (knobs & PF_K_PAGE_RAW) {
         pages[bad % npages] = raw;
     }
+    /* Pages shared between rings, or anywhere: rings may overlap. */
+    f->tainted |= knobs & (PF_K_PDIR_RAW | PF_K_TABLE_RAW | PF_K_PAGE_RAW |
+                           PF_K_ALIAS);
     for (t = 0; t < ntables; t++) {
         uint64_t table = tables + (uint64_t)t * PF_PAGE;
         uint32_t n = MIN(npages - t * PVRDMA_PDIR_ENTRIES,
@@ -465,6 +475,8 @@ static void pf_load_dsr(PfState *f, const PfDsr *d, const uint8_t *x,
     if (!addr || !cmd || !resp) {
         return;
     }
+    f->tainted |= d->knobs & (PF_DSR_ADDR_RAW | PF_DSR_RESP_RAW |
+                              PF_DSR_PDIR_RAW | PF_DSR_ALIAS);
     dsr.driver_version = d->version ? d->version : PVRDMA_VERSION_QPHANDLE;
     dsr.gos_info = 2 | (1 << 2) | (1 << 6);     /* 64-bit Linux, ver 1 */
     dsr.cmd_slot_dma = d->knobs & PF_DSR_CMD_MMIO ? f->regs.addr : cmd;
@@ -480,7 +492,7 @@ static void pf_load_dsr(PfState *f, const PfDsr *d, const uint8_t *x,
     dsr.async_ring_pages.pdir_dma = apdir;
     dsr.cq_ring_pages.pdir_dma = cpdir;
     dsr.uar_pfn64 = f->uar.addr >> 12;
-    pf_xor(&dsr, sizeof(dsr), x, xlen);
+    pf_xor(f, &dsr, sizeof(dsr), x, xlen);
     pf_write(f, addr, &dsr, sizeof(dsr));
     if (d->knobs & PF_DSR_ADDR_RAW) {
         addr = d->raw;
@@ -938,8 +950,8 @@ static uint32_t pf_cmd(PfState *f, const PfCmd *c, const uint8_t *x,
 
     req.hdr.cmd = cmd;
     pf_build(f, c, cmd, &req, &o, &target);
-    pf_xor((uint8_t *)&req + sizeof(req.hdr), sizeof(req) - sizeof(req.hdr),
-           x, xlen);
+    pf_xor(f, (uint8_t *)&req + sizeof(req.hdr),
+           sizeof(req) - sizeof(req.hdr), x, xlen);
     err = pf_exec(f, &req, &rsp);
     if (!err) {
         pf_commit(f, c, cmd, &req, &rsp, &o, target);
@@ -983,8 +995,13 @@ static uint32_t pf_sges(PfState *f, PvrdmaSge *sge, uint32_t n,
             sge[i].addr = f->uar.addr + s.off;
         } else if (s.knobs & PF_SGE_ADDR_RAW) {
             sge[i].addr = (uint64_t)s.off << 12;
+            f->tainted = true;
         } else {
             sge[i].addr = pf_mr_addr(f, mr, s.off);
+            /* DMA MR: past the data buffer are the rings */
+            f->tainted |= (!mr || mr->type == 1) &&
+                          s.off % PF_DATA_SIZE + (uint64_t)s.len >
+                          PF_DATA_SIZE;
         }
         total += s.len;
     }
@@ -1078,7 +1095,7 @@ static void pf_send_remote(PfState *f, const PfSend *a, const PfObj *qp,
 static void pf_op_send(PfState *f, const uint8_t *p, size_t len)
 {
     PfSend a;
-    PfObj *qp;
+    PfObj *qp, *remote;
     g_autofree uint8_t *elem = NULL;
     PvrdmaSqWqeHdr *h;
     uint32_t nsge, room;
@@ -1099,7 +1116,10 @@ static void pf_op_send(PfState *f, const uint8_t *p, size_t len)
     pf_send_remote(f, &a, qp, h);
     h->total_len = pf_sges(f, (PvrdmaSge *)(elem + sizeof(*h)), nsge, &p,
                            &len);
-    pf_xor(elem, qp->sq.elem_size, p, len);
+    remote = pf_obj(f, PF_MR, a.remote);
+    f->tainted |= (!remote || remote->type == 1) &&
+                  a.off % PF_DATA_SIZE + MAX(h->total_len, 8) > PF_DATA_SIZE;
+    pf_xor(f, elem, qp->sq.elem_size, p, len);
     pf_ring_put(f, &qp->sq, elem, !(a.knobs & PF_WQE_NO_PUBLISH));
     if (!(a.knobs & PF_WQE_NO_DB)) {
         pf_db(f, qp->uar, PVRDMA_UAR_QP_OFFSET, qp->handle |
@@ -1133,7 +1153,7 @@ static void pf_op_recv(PfState *f, const uint8_t *p, size_t len)
     h->num_sge = a.knobs & PF_WQE_NUM_SGE ? a.num_sge : nsge;
     h->total_len = pf_sges(f, (PvrdmaSge *)(elem + sizeof(*h)), nsge, &p,
                            &len);
-    pf_xor(elem, r->elem_size, p, len);
+    pf_xor(f, elem, r->elem_size, p, len);
     pf_ring_put(f, r, elem, !(a.knobs & PF_WQE_NO_PUBLISH));
     if (a.knobs & PF_WQE_NO_DB) {
         return;
@@ -1159,6 +1179,8 @@ static void pf_op_reg(PfState *f, const uint8_t *p, size_t len)
     if (a.read & 1) {
         pf_rd(f, off);
     } else {
+        /* A DSR of whatever DSRLOW and DSRHIGH say */
+        f->tainted |= off == PVRDMA_REG_DSRHIGH;
         pf_wr(f, off, a.val);
     }
 }
@@ -1242,6 +1264,7 @@ static void pf_op_msix(PfState *f, const uint8_t *p, size_t len)
         break;
     default:
         addr = a.off;
+        f->tainted = true;
         break;
     }
     entry = (uint64_t)(a.vector % 4) * PCI_MSIX_ENTRY_SIZE;
@@ -1303,6 +1326,7 @@ static void pf_op_mem(PfState *f, const uint8_t *p, size_t len)
     uint64_t addr;
 
     pf_args(&a, sizeof(a), &p, &len);
+    f->tainted = true;
     addr = pf_mem_addr(f, &a);
     if (addr && len) {
         pf_write(f, addr, p, len);
@@ -1475,6 +1499,62 @@ static void pf_op_ud_qp(PfState *f, const uint8_t *p, size_t len)
     pf_cmd(f, &c, NULL, 0);
     if (f->n[PF_QP] == n0 + 1) {
         pf_qp_up(f, n0, 0, 0, 0, 0, a.qkey);
+    }
+}
+
+/*
+ * What the device must never do to the rings it shares with a driver that
+ * follows the rules: write an index outside the ring (a producer's tail,
+ * a consumer's head), or produce more elements than its rings hold (CQ
+ * overrun, lost events must be reported, never written over).  Checked
+ * after every operation of an input that has not itself written over
+ * ring memory (raw writes, changed requests, shared or raw pages: then
+ * the guest broke the rules first).
+ */
+static void pf_check_ring(const char *what, uint32_t handle, const PfRing *r,
+                          bool device_produces)
+{
+    uint32_t tail, head, mask;
+
+    if (!r->max_elems) {
+        return;
+    }
+    tail = qtest_readl(pf.qts, r->state);
+    head = qtest_readl(pf.qts, r->state + 4);
+    mask = (r->max_elems << 1) - 1;
+    if (device_produces ? (tail & ~mask) ||
+                          (is_power_of_2(r->max_elems) &&
+                           ((tail - head) & mask) > r->max_elems)
+                        : (head & ~mask)) {
+        fprintf(stderr, "pvrdma-fuzz: %s %u: the device left prod_tail %u "
+                "cons_head %u in a ring of %u\n", what, handle, tail, head,
+                r->max_elems);
+        abort();
+    }
+}
+
+static void pf_check(PfState *f)
+{
+    uint32_t i;
+
+    if (f->tainted) {
+        return;
+    }
+    pf_check_ring("async ring", 0, &f->async, true);
+    pf_check_ring("CQ notification ring", 0, &f->cqn, true);
+    for (i = 0; i < f->n[PF_CQ]; i++) {
+        pf_check_ring("CQ", f->obj[PF_CQ][i].handle, &f->obj[PF_CQ][i].rq,
+                      true);
+    }
+    for (i = 0; i < f->n[PF_QP]; i++) {
+        pf_check_ring("QP send queue", f->obj[PF_QP][i].handle,
+                      &f->obj[PF_QP][i].sq, false);
+        pf_check_ring("QP receive queue", f->obj[PF_QP][i].handle,
+                      &f->obj[PF_QP][i].rq, false);
+    }
+    for (i = 0; i < f->n[PF_SRQ]; i++) {
+        pf_check_ring("SRQ", f->obj[PF_SRQ][i].handle, &f->obj[PF_SRQ][i].rq,
+                      false);
     }
 }
 
@@ -1692,6 +1772,7 @@ static void pf_begin(PfState *f, QTestState *s)
     PfDsr probe = { 0 };
 
     f->qts = s;
+    f->tainted = false;
     pf_clear_ram();
     f->next = PF_ARENA_START;
     if (f->link_down) {
@@ -1766,6 +1847,7 @@ static void pf_fuzz(QTestState *s, const unsigned char *data, size_t size)
 
         pf_op(f, data[0], data + 2, len);
         flush_events(s);
+        pf_check(f);
         data += 2 + len;
         size -= 2 + len;
     }

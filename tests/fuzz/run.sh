@@ -191,13 +191,22 @@ coverage() {
     [ -d "$fz/corpus" ] && dirs+=("$fz/corpus")
     rm -f "$prof"/cov-*.profraw
     for t in "${targets[@]}"; do
-        LLVM_PROFILE_FILE=$prof/cov-$t.profraw \
-        ASAN_OPTIONS=abort_on_error=1:detect_leaks=0 \
+        # Every input once, and leaks looked for at the end (a report
+        # there costs the counters: run again without the check).
+        if ! LLVM_PROFILE_FILE=$prof/cov-$t.profraw \
             "$bin" --fuzz-target="$t" -runs=0 -timeout=60 \
             -artifact_prefix="$build/coverage-" "${dirs[@]}" \
-            > "$logs/coverage-$t.log" 2>&1 ||
-            { say "coverage replay on $t failed, see $logs/coverage-$t.log"
-              return; }
+            > "$logs/coverage-$t.log" 2>&1; then
+            say "FAIL corpus replay on $t, see $logs/coverage-$t.log"
+            grep -E -A14 'ERROR: ' "$logs/coverage-$t.log" | head -30 |
+                sed 's/^/    /'
+            fail=$((fail + 1))
+            LLVM_PROFILE_FILE=$prof/cov-$t.profraw \
+            ASAN_OPTIONS=abort_on_error=1:detect_leaks=0 \
+                "$bin" --fuzz-target="$t" -runs=0 -timeout=60 \
+                -artifact_prefix="$build/coverage-" "${dirs[@]}" \
+                >> "$logs/coverage-$t.log" 2>&1 || return 0
+        fi
     done
     llvm-profdata-$llvm merge -o "$data" "$prof"/cov-*.profraw
     llvm-cov-$llvm export -summary-only "$bin" -instr-profile="$data" \
