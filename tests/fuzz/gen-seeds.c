@@ -763,6 +763,7 @@ static void seed_dma_into_own_uar(Seed *s)
 /* Many WQEs for one doorbell: the rest runs from the bottom half */
 static void seed_doorbell_budget(Seed *s)
 {
+    size_t at = 0;
     int i;
 
     fixture(s);
@@ -775,6 +776,27 @@ static void seed_doorbell_budget(Seed *s)
                               .knobs = i < 79 ? PF_WQE_NO_DB : 0 }, NULL, 0);
     }
     poll(s, PF_POLL_CQ, 2, 0);
+    /*
+     * Again, and before the bottom half runs (no main loop after the
+     * doorbell): the QP is destroyed; then a new pair, and a CTL reset.
+     */
+    for (i = 0; i < 80; i++) {
+        at = s->n;
+        send_wr(s, (PfSend) { .qp = 0, .opcode = PVRDMA_WR_RDMA_WRITE,
+                              .knobs = i < 79 ? PF_WQE_NO_DB : 0 }, NULL, 0);
+    }
+    s->b[at] |= PF_OP_NO_FLUSH;
+    op(s, PF_OP_CMD | PF_OP_NO_FLUSH, &(PfCmd) {
+       .cmd = PVRDMA_CMD_DESTROY_QP }, 1, NULL, 0);
+    rc_pair(s, (PfRcPair) { .scq = 2, .rcq = 2, .send_wr = 128,
+                            .send_sge = 1, .sig_all = 1 });
+    for (i = 0; i < 80; i++) {
+        at = s->n;
+        send_wr(s, (PfSend) { .qp = 1, .opcode = PVRDMA_WR_RDMA_WRITE,
+                              .knobs = i < 79 ? PF_WQE_NO_DB : 0 }, NULL, 0);
+    }
+    s->b[at] |= PF_OP_NO_FLUSH;
+    reg(s, PVRDMA_REG_CTL / 4, false, PVRDMA_CTL_RESET);
 }
 
 /* The device's own life: DSR versions, reset, link, registers */

@@ -1845,12 +1845,16 @@ static void pf_fuzz(QTestState *s, const unsigned char *data, size_t size)
     while (size >= 2 && nops++ < PF_MAX_OPS) {
         size_t len = MIN(data[1], size - 2);
 
-        pf_op(f, data[0], data + 2, len);
-        flush_events(s);
-        pf_check(f);
+        pf_op(f, data[0] & ~PF_OP_NO_FLUSH, data + 2, len);
+        if (!(data[0] & PF_OP_NO_FLUSH)) {
+            flush_events(s);
+            pf_check(f);
+        }
         data += 2 + len;
         size -= 2 + len;
     }
+    flush_events(s);
+    pf_check(f);
     pf_end(f, s);
 }
 

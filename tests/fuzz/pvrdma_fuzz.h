@@ -4,7 +4,10 @@
  *
  * An input is a sequence of operations, each one
  *     [op][len][len bytes of arguments]
- * where op is taken modulo PF_OP_MAX.  The arguments start with the
+ * where op without PF_OP_NO_FLUSH is taken modulo PF_OP_MAX.  After an
+ * operation the main loop runs the device's bottom halves, unless op has
+ * PF_OP_NO_FLUSH: then they wait for a later operation (a vCPU can write
+ * again before the main loop runs).  The arguments start with the
  * operation's fixed structure below; bytes missing at the end read as zero,
  * and every zero field means "what the Linux driver would do", so a short
  * or truncated operation is still a sensible one.  Some operations take
@@ -25,6 +28,7 @@
 #ifndef TESTS_FUZZ_PVRDMA_FUZZ_H
 #define TESTS_FUZZ_PVRDMA_FUZZ_H
 
+#define PF_OP_NO_FLUSH  0x80    /* op flag: no main loop after it */
 #define PF_SEL_RAW      0xf8    /* >= : raw handle (0xf8..0xfe: 0..6) */
 #define PF_SEL_RAW32    0xff    /* the structure's raw field */
 
