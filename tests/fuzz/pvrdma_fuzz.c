@@ -1,6 +1,7 @@
 /*
- * libFuzzer target for the pvrdma device: qemu-fuzz-x86_64
- * --fuzz-target=pvrdma.
+ * libFuzzer targets for the pvrdma device: qemu-fuzz-x86_64
+ * --fuzz-target=pvrdma (pc) or --fuzz-target=pvrdma-q35 (behind a PCIe
+ * root port, config space reachable through MMCFG).
  *
  * Generic byte-level fuzzing rarely gets past the device shared region
  * and the command validation, so this target plays a guest driver whose
@@ -8,44 +9,46 @@
  * device, runs commands, builds CQ, QP and SRQ rings behind page
  * directories, writes WQEs whose SGEs point into MRs it registered, rings
  * the doorbells, and also writes arbitrary registers, PCI config space,
- * MSI-X table entries (aimed at the device's own BARs too) and raw guest
- * memory over ring indices and WQEs.  pvrdma_fuzz.h describes the input.
+ * MSI-X table entries (aimed at the device's own BARs and at config space
+ * too), raw guest memory over ring indices and WQEs, and unplugs the
+ * device.  pvrdma_fuzz.h describes the input.
  *
- * Every input starts from a machine reset (as the other qtest-based
- * targets do) and a probed device (DSR loaded, ACTIVATE), on the soft
- * backend; guest memory the previous input wrote is cleared first, so an
- * input does the same thing whatever ran before it.  Objects live in a
- * model of what the device returned (handles, keys, rings), which is how
- * later operations find real handles; nothing about the device's answers
- * is asserted here, the sanitizers and QEMU's own assertions are the
- * oracle.
+ * Every input starts from a probed device (DSR loaded, ACTIVATE) on the
+ * soft backend and from zeroed guest memory, so an input does the same
+ * thing whatever ran before it: after each input the device is reset, and
+ * the machine too (as the other qtest-based targets do) when the input
+ * changed config space or unplugged the device.  Objects live in a model
+ * of what the device returned (handles, keys, rings), which is how later
+ * operations find real handles.  The oracle is the sanitizers, QEMU's
+ * assertions and the rules of the rings the device shares with a driver
+ * (pf_check()).
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
 
 #include "qemu/osdep.h"
+#include "qemu/config-file.h"
 #include "qemu/host-utils.h"
+#include "qemu/keyval.h"
 #include "qemu/module.h"
+#include "qemu/option.h"
 #include "qemu/timer.h"
 #include "qemu/units.h"
 #include "qapi/error.h"
 #include "qapi/qapi-commands-net.h"
 #include "qapi/qapi-commands-pvrdma.h"
+#include "qapi/qapi-commands-qdev.h"
+#include "qobject/qdict.h"
 #include "hw/boards.h"
 #include "hw/qdev-core.h"
-#include "monitor/qdev.h"
-#include "qemu/config-file.h"
-#include "qemu/option.h"
 #include "hw/pci/pci_bridge.h"
 #include "hw/pci/pci_device.h"
 #include "hw/pci/pci_regs.h"
-#include "qapi/qapi-commands-qdev.h"
-#include "qobject/qdict.h"
-#include "qemu/keyval.h"
+#include "hw/rdma/vmw/pvrdma_abi.h"
+#include "monitor/qdev.h"
 #include "tests/qtest/libqtest.h"
 #include "tests/qtest/libqos/pci.h"
 #include "tests/qtest/libqos/pci-pc.h"
-#include "hw/rdma/vmw/pvrdma_abi.h"
 #include "fuzz.h"
 #include "pvrdma_fuzz.h"
 
@@ -118,7 +121,7 @@ typedef struct PfState {
     PCIDevice *cfg_dev[4];
     uint8_t cfg_saved[4][PCIE_CONFIG_SPACE_SIZE];
     uint64_t data;
-    uint64_t dsr, cmd, resp;         /* as the device took them */
+    uint64_t dsr, cmd, resp;        /* as the device took them */
     uint32_t version;
     uint64_t *dev_pages[2];         /* async and CQ notification rings */
     PfRing async, cqn;
@@ -221,7 +224,8 @@ static void pf_write(PfState *f, uint64_t addr, const void *buf, size_t len)
 
 /*
  * A page directory over @npages pages (as the driver's pvrdma_page_dir):
- * up to PF_MAX_FRESH fresh pages, the others aliases of them.  @pages
+ * up to PF_MAX_FRESH fresh pages, the others aliases of them (the guest
+ * may map a page twice; it costs the arena nothing).  @pages
  * receives the page addresses.  Returns the directory's address, or 0
  * when the arena is full.  PF_K_* knobs corrupt it.
  */
@@ -242,8 +246,11 @@ static uint64_t pf_pdir(PfState *f, uint32_t npages, uint64_t *pages,
     if (!dir || !tables || !fresh) {
         return 0;
     }
+    /* Page 0 (a ring's state) is never an alias: that is a knob's job. */
     for (i = 0; i < npages; i++) {
-        pages[i] = fresh + (uint64_t)(i % nfresh) * PF_PAGE;
+        pages[i] = fresh + (uint64_t)(i < nfresh ? i :
+                                      nfresh > 1 ? 1 + (i - 1) % (nfresh - 1)
+                                                 : 0) * PF_PAGE;
     }
     if (knobs & PF_K_PAGE_RAW) {
         pages[bad % npages] = raw;
