@@ -1827,9 +1827,12 @@ static void pf_end(PfState *f, QTestState *s)
     if (pf_gone() || f->pci_touched || pf_cfg_changed(f)) {
         /* One memory topology update for the reset and the new BARs */
         memory_region_transaction_begin();
-        pf_replug(f);
         fuzz_reset(s);
-        /* A device_del still pending completes with the reset. */
+        /*
+         * A device_del still pending completes with the reset, which also
+         * releases the slot's electromechanical interlock that a plug
+         * would trip over: plug in what is gone now, and reset it.
+         */
         if (pf_gone()) {
             pf_replug(f);
             fuzz_reset(s);
