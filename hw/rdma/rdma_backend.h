@@ -29,6 +29,12 @@ typedef struct RdmaPortAttr {
     uint8_t active_speed;           /* IB speed enum */
 } RdmaPortAttr;
 
+/* What a backend takes from the host, against its bounds (query-pvrdma) */
+typedef struct RdmaBounds {
+    uint32_t host_queue_entries, host_queue_entries_max;
+    uint32_t map_runs, map_runs_max, map_runs_per_mr;
+} RdmaBounds;
+
 typedef struct RdmaBackendOps {
     const char *name;
     /* Clamp the device limits to what the backend supports. */
@@ -69,6 +75,8 @@ typedef struct RdmaBackendOps {
     int (*host_gid_index)(RdmaBackend *be, uint32_t index);
     void (*del_gid)(RdmaBackend *be, uint32_t index, const RdmaGid *gid);
     void (*destroy)(RdmaBackend *be);
+    /* Optional: how much of its host budgets the backend uses. */
+    void (*bounds)(RdmaBackend *be, RdmaBounds *b);
     /*
      * The backend takes posted receives out of the guest's SRQ ring at
      * once and the host SRQ raises the limit event; the front-end must

@@ -408,7 +408,7 @@ int rdma_rm_create_cq(RdmaResources *rm, const RdmaCqReq *req, RdmaCq **out)
         return rdma_rm_reject("create_cq", -ENOMEM, "no free CQ");
     }
     cq = g_new0(RdmaCq, 1);
-    if (!rdma_pdir_load(rm->pdev, req->pdir, req->nchunks, l->max_ring_pages,
+    if (!rdma_ring_load(rm->pdev, req->pdir, req->nchunks, l->max_ring_pages,
                         &cq->ring, &why)) {
         g_free(cq);
         return rdma_rm_reject("create_cq", -EINVAL, why);
@@ -501,7 +501,7 @@ int rdma_rm_create_srq(RdmaResources *rm, const RdmaSrqReq *req,
         return rdma_rm_reject("create_srq", -ENOMEM, "no free SRQ");
     }
     srq = g_new0(RdmaSrq, 1);
-    if (!rdma_pdir_load(rm->pdev, req->pdir, req->nchunks, l->max_ring_pages,
+    if (!rdma_ring_load(rm->pdev, req->pdir, req->nchunks, l->max_ring_pages,
                         &srq->ring, &why)) {
         g_free(srq);
         return rdma_rm_reject("create_srq", -EINVAL, why);
@@ -818,7 +818,7 @@ int rdma_rm_create_qp(RdmaResources *rm, const RdmaQpReq *req, RdmaQp **out)
         }
     }
     qp = g_new0(RdmaQp, 1);
-    if (!rdma_pdir_load(rm->pdev, req->pdir, req->total_chunks,
+    if (!rdma_ring_load(rm->pdev, req->pdir, req->total_chunks,
                         rm->limits.max_ring_pages, &qp->ring, &why)) {
         g_free(qp);
         return rdma_rm_reject("create_qp", -EINVAL, why);
@@ -1171,7 +1171,19 @@ int rdma_rm_modify_qp(RdmaResources *rm, uint32_t handle, uint32_t mask,
     if (next.qp_state == RDMA_QPS_ERR && cur != RDMA_QPS_ERR) {
         rm->backend->ops->flush_qp(rm->backend, qp);
         rm->fe->qp_flush(rm->fe_opaque, qp);
-    } else if (next.qp_state == RDMA_QPS_RTS) {
+        return 0;
+    }
+    /*
+     * Receives posted while the QP could not take them (ibverbs hands
+     * them to the host QP from INIT on), only now that the new state is
+     * committed: a bad one moves the QP to ERR, and nothing here may
+     * write the state over that (AUDIT 11).
+     */
+    if ((mask & RDMA_QP_STATE) && next.qp_state != RDMA_QPS_RESET &&
+        !qp->is_srq) {
+        rm->backend->ops->recv_posted(rm->backend, qp, NULL);
+    }
+    if (qp->attr.qp_state == RDMA_QPS_RTS) {
         rm->fe->kick_send(rm->fe_opaque, qp);
     }
     return 0;

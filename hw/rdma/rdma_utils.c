@@ -112,6 +112,33 @@ bool rdma_pdir_load(PCIDevice *pdev, dma_addr_t pdir, uint32_t npages,
     return true;
 }
 
+static int rdma_page_cmp(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+    return x < y ? -1 : x > y;
+}
+
+bool rdma_ring_load(PCIDevice *pdev, dma_addr_t pdir, uint32_t npages,
+                    uint32_t max_pages, RdmaPageList *list, const char **why)
+{
+    g_autofree uint64_t *sorted = NULL;
+
+    if (!rdma_pdir_load(pdev, pdir, npages, max_pages, list, why)) {
+        return false;
+    }
+    sorted = g_memdup2(list->pages, npages * sizeof(uint64_t));
+    qsort(sorted, npages, sizeof(uint64_t), rdma_page_cmp);
+    for (uint32_t i = 1; i < npages; i++) {
+        if (sorted[i] == sorted[i - 1]) {
+            *why = "a ring page appears twice in the page list";
+            rdma_page_list_free(list);
+            return false;
+        }
+    }
+    return true;
+}
+
 void rdma_page_list_free(RdmaPageList *list)
 {
     g_free(list->pages);

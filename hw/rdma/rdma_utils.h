@@ -53,6 +53,14 @@ bool rdma_dma_write(PCIDevice *pdev, dma_addr_t addr, const void *buf,
  */
 bool rdma_pdir_load(PCIDevice *pdev, dma_addr_t pdir, uint32_t npages,
                     uint32_t max_pages, RdmaPageList *list, const char **why);
+/*
+ * rdma_pdir_load() for the pages of a ring, which must all differ: a ring
+ * is sized from its page count, and the host sizes its own queues from the
+ * ring, so one guest page repeated would make the host allocate memory the
+ * guest never gave (AUDIT 8).
+ */
+bool rdma_ring_load(PCIDevice *pdev, dma_addr_t pdir, uint32_t npages,
+                    uint32_t max_pages, RdmaPageList *list, const char **why);
 void rdma_page_list_free(RdmaPageList *list);
 
 /* Is @gid an IPv4-mapped address (::ffff:a.b.c.d)? */

@@ -2120,6 +2120,44 @@ static void test_srq(void)
     dp_free(d);
 }
 
+/*
+ * AUDIT 11: the ibverbs backend hands receives to the host QP from INIT
+ * on.  A bad one, posted in RESET and found by the modify to INIT, moves
+ * the QP to ERR; main then wrote INIT over that, so a send posted next
+ * waited for ever instead of completing with a flush error.  The soft
+ * backend takes receives when a message arrives, so there the QP stays
+ * in INIT.
+ */
+static void test_bad_recv_found_by_modify(void)
+{
+    Dp *d = dp_new();
+    QpSpec q = dp_spec(d, PVRDMA_QPT_RC, NULL, NULL);
+    PvQp *a = dp_qp(d, &q, 0, PVRDMA_ACCESS_LOCAL_WRITE);
+    PvrdmaSge r[5], s = sge(d->mem, 16, d->lkey);
+    PvrdmaQpAttr attr = { .qp_state = PVRDMA_QPS_INIT, .port_num = 1 };
+
+    for (int i = 0; i < 5; i++) {
+        r[i] = sge(d->mem + PAGE, 16, d->lkey);
+    }
+    post_recv(d, a, 0xb1, r, 5);            /* 5 SGEs, the QP takes 4 */
+    g_assert_cmpuint(modify_qp(d->pv, a->handle, PVRDMA_QP_STATE |
+                               PVRDMA_QP_PKEY_INDEX | PVRDMA_QP_PORT |
+                               PVRDMA_QP_ACCESS_FLAGS, &attr), ==, ERR_OK);
+    post_send(d, a, wqe(0xa1, PVRDMA_WR_SEND, PVRDMA_SEND_SIGNALED, 1), &s,
+              1);
+    if (!pv_ibverbs()) {
+        g_assert_cmpuint(qp_state(d, a), ==, PVRDMA_QPS_INIT);
+        expect_no_cqe(d, d->scq);
+        dp_free(d);
+        return;
+    }
+    expect_cqe(d, d->rcq, 0xb1, PVRDMA_WC_LOC_LEN_ERR, ANY_OPCODE, a);
+    expect_cqe(d, d->scq, 0xa1, PVRDMA_WC_WR_FLUSH_ERR, ANY_OPCODE, a);
+    g_assert_cmpuint(qp_state(d, a), ==, PVRDMA_QPS_ERR);
+    expect_event(d, PVRDMA_EVENT_QP_FATAL, a->handle);
+    dp_free(d);
+}
+
 static void test_srq_rnr_wakeup(void)
 {
     Dp *d = dp_new();
@@ -3065,6 +3103,93 @@ static void dma_mr_recv_into_port(uint64_t addr, uint32_t val)
     dp_free(d);
 }
 
+/*
+ * An RDMA WRITE from a peer (@a) with @rkey at @raddr, which the responder
+ * must refuse: the requester gets a remote access error, the responder
+ * an access-error event, and when @check the bytes stay as they were.
+ */
+static void refused_remote_write(Dp *d, uint64_t raddr, uint32_t rkey,
+                                 bool check)
+{
+    PvQp *a, *b;
+    PvrdmaSge s = sge(d->mem, 16, d->lkey);
+
+    rc_pair(d, &a, &b, ACC_ALL, 12, 7);
+    if (check) {
+        qtest_memset(d->pv->qts, raddr, 0xee, 64);
+    }
+    post_send(d, a, wqe_rdma(0xa0001, PVRDMA_WR_RDMA_WRITE,
+                             PVRDMA_SEND_SIGNALED, 1, raddr, rkey), &s, 1);
+    expect_cqe(d, d->scq, 0xa0001, PVRDMA_WC_REM_ACCESS_ERR, ANY_OPCODE, a);
+    expect_responder_event(d, PVRDMA_EVENT_QP_ACCESS_ERR, b->handle);
+    if (check) {
+        check_byte(d, raddr, 64, 0xee);
+    }
+    expect_no_cqe(d, d->rcq);
+    g_assert_cmpuint(qp_state(d, b), ==, PVRDMA_QPS_ERR);
+}
+
+/*
+ * AUDIT 5: the kernel's DMA MR has the rights the guest asked for.  A
+ * DMA MR with local write only, on the PD whose other DMA MR has every
+ * right, gives a peer no remote write (ibverbs on main shared one host MR
+ * with every right among all of a PD's DMA MRs).
+ */
+static void test_dma_mr_local_only(void)
+{
+    Dp *d = dp_new();
+    PvrdmaCmdCreateMrResp r;
+
+    g_assert_cmpuint(create_mr(d->pv, d->pd, PVRDMA_MR_FLAG_DMA,
+                               PVRDMA_ACCESS_LOCAL_WRITE, 0, 0, 0, 0, &r),
+                     ==, ERR_OK);
+    g_assert_cmpuint(r.lkey, !=, d->lkey);
+    /* The host may give no rkey (rxe: 0); a peer tries the lkey too. */
+    refused_remote_write(d, d->mem + 4 * PAGE, r.lkey, true);
+    dp_free(d);
+}
+
+/*
+ * AUDIT 5: the ibverbs host DMA MR starts at 1 MiB, so it never reaches
+ * ASEG (0xa0000, SMRAM with SeaBIOS) behind a VGA window, nor the default
+ * SMBASE.  The soft backend moves data through the device's own view of
+ * memory, where on this machine (no VGA) ASEG is ordinary RAM.
+ */
+static void test_ibverbs_dma_mr_below_1mib(void)
+{
+    Dp *d;
+
+    if (!pv_ibverbs()) {
+        g_test_skip("the soft backend sees memory as the device's DMA does");
+        return;
+    }
+    d = dp_new();
+    refused_remote_write(d, 0xa0000, d->lkey, false);
+    dp_free(d);
+}
+
+/*
+ * AUDIT 5: on q35, TSEG, once the firmware has enabled it (1 MiB at the
+ * top of RAM below 4 GiB), is outside the DMA MR the OS makes after that.
+ */
+static void test_dma_mr_no_tseg(void)
+{
+    Pv *pv = pv_start_q35();
+    QPCIDevice *mch;
+    Dp *d;
+
+    mch = qpci_device_find(pv->bus, QPCI_DEVFN(0, 0));
+    g_assert_nonnull(mch);
+    qpci_config_writeb(mch, 0x9d, 0x0a);    /* SMRAM: G_SMRAME, C_BASE_SEG */
+    qpci_config_writeb(mch, 0x9e, 0x01);    /* ESMRAMC: T_EN, 1 MiB */
+    g_free(mch);
+    pv_load(pv);
+    d = dp_new_on(pv);
+    refused_remote_write(d, (uint64_t)PV_IBV_RAM_MB * 1024 * 1024 - 0x80000,
+                         d->lkey, false);
+    dp_free(d);
+}
+
 static void test_dma_mr_recv_into_bridge_control(void)
 {
     dma_mr_recv_into_port(0, PCI_BRIDGE_CTL_BUS_RESET << 16);
@@ -3238,6 +3363,14 @@ int main(int argc, char **argv)
                    test_reentrant_msix_ctl_reset);
     qtest_add_func("/pvrdma/regression/reentrant/msix-request",
                    test_reentrant_msix_request);
+    qtest_add_func("/pvrdma/regression/bad-recv-found-by-modify",
+                   test_bad_recv_found_by_modify);
+    qtest_add_func("/pvrdma/regression/dma-mr-local-only",
+                   test_dma_mr_local_only);
+    qtest_add_func("/pvrdma/regression/ibverbs-dma-mr-below-1mib",
+                   test_ibverbs_dma_mr_below_1mib);
+    qtest_add_func("/pvrdma/regression/q35-dma-mr-no-tseg",
+                   test_dma_mr_no_tseg);
     qtest_add_func("/pvrdma/regression/reentrant/q35-sbr-msix",
                    test_reentrant_sbr_msix);
     qtest_add_func("/pvrdma/regression/reentrant/q35-slot-power-msix",

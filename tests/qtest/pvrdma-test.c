@@ -1106,6 +1106,223 @@ static void test_qmp_gids_and_counts(void)
     pv_stop(pv);
 }
 
+/*
+ * What management was told: the GIDs it holds after replaying the
+ * RDMA_GID_STATUS_CHANGED events received so far, checking that each
+ * adds a GID it does not hold or removes one it does.  Returns how many
+ * events there were.
+ */
+typedef struct GidMirror {
+    uint8_t gid[64][16];
+    unsigned n;
+} GidMirror;
+
+static unsigned gid_mirror_drain(Pv *pv, GidMirror *m)
+{
+    unsigned events = 0;
+    QDict *ev;
+
+    /* Events sent before the command's answer arrive before it. */
+    qobject_unref(qtest_qmp(pv->qts, "{'execute': 'query-status'}"));
+    while ((ev = qtest_qmp_event_ref(pv->qts, "RDMA_GID_STATUS_CHANGED"))) {
+        QDict *d = qdict_get_qdict(ev, "data");
+        uint64_t prefix = qnum_get_uint(qobject_to(QNum,
+                                        qdict_get(d, "subnet-prefix")));
+        uint64_t iid = qnum_get_uint(qobject_to(QNum,
+                                     qdict_get(d, "interface-id")));
+        uint8_t gid[16];
+        unsigned i;
+
+        memcpy(gid, &prefix, 8);
+        memcpy(gid + 8, &iid, 8);
+        for (i = 0; i < m->n && memcmp(m->gid[i], gid, 16); i++) {
+        }
+        if (qdict_get_bool(d, "gid-status")) {
+            g_assert_cmpuint(i, ==, m->n);          /* not held yet */
+            g_assert_cmpuint(m->n, <, G_N_ELEMENTS(m->gid));
+            memcpy(m->gid[m->n++], gid, 16);
+        } else {
+            g_assert_cmpuint(i, <, m->n);           /* held */
+            memmove(m->gid[i], m->gid[i + 1], (--m->n - i) * 16);
+        }
+        qobject_unref(ev);
+        events++;
+    }
+    return events;
+}
+
+static bool gid_mirror_has(const GidMirror *m, const uint8_t *gid)
+{
+    for (unsigned i = 0; i < m->n; i++) {
+        if (!memcmp(m->gid[i], gid, 16)) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* Let virtual time pass until no more events come. */
+static void gid_mirror_settle(Pv *pv, GidMirror *m)
+{
+    for (int quiet = 0; quiet < 50; quiet++) {
+        qtest_clock_step(pv->qts, 100 * 1000 * 1000);
+        if (gid_mirror_drain(pv, m)) {
+            quiet = 0;
+        }
+    }
+}
+
+/* AUDIT 6: replacing a GID must announce the removal of the old one. */
+static void test_gid_replace_announces_removal(void)
+{
+    static const uint8_t a[16] = { [10] = 0xff, [11] = 0xff, 10, 0, 2, 15 };
+    static const uint8_t b[16] = { [10] = 0xff, [11] = 0xff, 10, 0, 2, 16 };
+    GidMirror m = { .n = 0 };
+    Pv *pv;
+
+    if (!pv_ibverbs()) {
+        g_test_skip("GID events need netdev=, i.e. the ibverbs backend");
+        return;
+    }
+    pv = pv_probe();
+    g_assert_cmpuint(gid_bind_gid(pv, 0, a), ==, ERR_OK);
+    g_assert_cmpuint(gid_mirror_drain(pv, &m), ==, 1);
+    g_assert_true(gid_mirror_has(&m, a));
+    g_assert_cmpuint(gid_bind_gid(pv, 0, b), ==, ERR_OK);     /* replace */
+    g_assert_cmpuint(gid_mirror_drain(pv, &m), ==, 2);
+    g_assert_false(gid_mirror_has(&m, a));
+    g_assert_true(gid_mirror_has(&m, b));
+    g_assert_cmpuint(m.n, ==, 1);
+    /* Unloading the driver (a reset) takes b away too. */
+    wr(pv, PVRDMA_REG_CTL, PVRDMA_CTL_RESET);
+    gid_mirror_drain(pv, &m);
+    g_assert_cmpuint(m.n, ==, 0);
+    pv_stop(pv);
+}
+
+/*
+ * AUDIT 6: a guest rebinding in a loop gets a bounded number of events
+ * (a burst of 32 before virtual time passes, docs/pvrdma.txt 6) and
+ * management still ends up holding exactly the table.
+ */
+static void test_gid_event_flood(void)
+{
+    uint8_t gid[16] = { [10] = 0xff, [11] = 0xff, 10, 0, 3, 0 };
+    uint8_t last[4][16];
+    GidMirror m = { .n = 0 };
+    Pv *pv;
+
+    if (!pv_ibverbs()) {
+        g_test_skip("GID events need netdev=, i.e. the ibverbs backend");
+        return;
+    }
+    pv = pv_probe();
+    for (unsigned i = 0; i < 400; i++) {
+        gid[15] = 1 + i % 101;
+        g_assert_cmpuint(gid_bind_gid(pv, i % 4, gid), ==, ERR_OK);
+        memcpy(last[i % 4], gid, 16);
+    }
+    g_assert_cmpuint(gid_mirror_drain(pv, &m), <=, 32);
+    gid_mirror_settle(pv, &m);
+    g_assert_cmpuint(m.n, ==, 4);
+    for (unsigned i = 0; i < 4; i++) {
+        g_assert_true(gid_mirror_has(&m, last[i]));
+    }
+    for (unsigned i = 0; i < 4; i++) {
+        g_assert_cmpuint(gid_unbind_gid(pv, i, last[i]), ==, ERR_OK);
+    }
+    gid_mirror_settle(pv, &m);
+    g_assert_cmpuint(m.n, ==, 0);
+    pv_stop(pv);
+}
+
+/*
+ * AUDIT 8: the pages of a ring must differ.  A CQ of 32 KiB of CQEs whose
+ * page list names one guest page eight times, and a QP whose send pages
+ * repeat its receive pages, are refused; with distinct pages they are not.
+ */
+static void test_ring_pages_repeated(void)
+{
+    Pv *pv = pv_probe();
+    uint64_t pages[9] = { 0 };
+    QpSpec q = { .type = PVRDMA_QPT_RC, .send_wr = 16, .recv_wr = 16,
+                 .send_sge = 1, .recv_sge = 1 };
+    g_autofree uint64_t *p = NULL;
+    PvrdmaCmdCreateQp c;
+    PvrdmaCmdCreateQpRespV2 r;
+    uint32_t cq, qpn, qp;
+
+    pages[1] = galloc(pv, PAGE);
+    for (int i = 2; i < 9; i++) {
+        pages[i] = pages[1];
+    }
+    g_assert_cmpuint(create_cq_pages(pv, 512, 9, make_pdir(pv, 9, pages), &cq),
+                     !=, ERR_OK);
+    memset(pages, 0, sizeof(pages));
+    g_assert_cmpuint(create_cq_pages(pv, 512, 9, make_pdir(pv, 9, pages), &cq),
+                     ==, ERR_OK);
+
+    g_assert_cmpuint(create_pd(pv, 0, &q.pd), ==, ERR_OK);
+    q.scq = q.rcq = cq;
+    c = qp_cmd_pages(pv, &q, &p);
+    p[c.total_chunks - 1] = p[1];   /* a receive page is a send page */
+    c.pdir_dma = make_pdir(pv, c.total_chunks, p);
+    g_assert_cmpuint(CMD(pv, c, &r), !=, ERR_OK);
+    g_assert_cmpuint(create_qp(pv, &q, &qpn, &qp), ==, ERR_OK);
+    pv_stop(pv);
+}
+
+/*
+ * AUDIT 4: the mappings (VMAs) that alias MR pages for the host device are
+ * bounded across all MRs.  Each MR alternates two guest pages over 16384
+ * entries, 16384 runs, the most one MR may have; main took any number of
+ * them, up to the process's vm.max_map_count.
+ */
+static uint32_t runs_mr(Pv *pv, uint32_t pd, uint64_t dir)
+{
+    PvrdmaCmdCreateMrResp r;
+
+    return create_mr(pv, pd, 0, PVRDMA_ACCESS_LOCAL_WRITE, 0x10000000,
+                     16384ull * PAGE, 16384, dir, &r);
+}
+
+static void test_ibverbs_map_runs_device_wide(void)
+{
+    Pv *pv;
+    uint64_t dir, table, p[2];
+    uint32_t pd, ok = 0;
+    QDict *resp, *info;
+
+    if (!pv_ibverbs()) {
+        g_test_skip("host mappings are the ibverbs backend's");
+        return;
+    }
+    pv = pv_probe();
+    g_assert_cmpuint(create_pd(pv, 0, &pd), ==, ERR_OK);
+    dir = galloc(pv, PAGE);
+    table = galloc(pv, PAGE);
+    p[0] = galloc(pv, PAGE);
+    galloc(pv, PAGE);                       /* keeps the two apart */
+    p[1] = galloc(pv, PAGE);
+    for (int i = 0; i < 512; i++) {
+        qtest_writeq(pv->qts, table + i * 8, p[i & 1]);
+    }
+    for (int t = 0; t < 32; t++) {
+        qtest_writeq(pv->qts, dir + t * 8, table);
+    }
+    while (ok < 8 && runs_mr(pv, pd, dir) == ERR_OK) {
+        ok++;
+    }
+    g_assert_cmpuint(ok, ==, 2);
+    resp = qtest_qmp(pv->qts, "{'execute': 'query-pvrdma'}");
+    info = qobject_to(QDict, qlist_peek(qdict_get_qlist(resp, "return")));
+    g_assert_cmpint(qdict_get_int(info, "map-runs"), ==, 32768);
+    g_assert_cmpint(qdict_get_int(info, "map-runs-max"), ==, 32768);
+    g_assert_cmpint(qdict_get_int(info, "mrs"), ==, 2);
+    qobject_unref(resp);
+    pv_stop(pv);
+}
+
 /* The ibverbs backend's realize errors */
 
 /*
@@ -1419,6 +1636,14 @@ int main(int argc, char **argv)
     qtest_add_func("/pvrdma/order/hot-unplug", test_order_hot_unplug);
     qtest_add_func("/pvrdma/order/doorbells", test_order_doorbells);
     qtest_add_func("/pvrdma/qmp/gids-and-counts", test_qmp_gids_and_counts);
+    qtest_add_func("/pvrdma/regression/gid-replace-announces-removal",
+                   test_gid_replace_announces_removal);
+    qtest_add_func("/pvrdma/regression/gid-event-flood",
+                   test_gid_event_flood);
+    qtest_add_func("/pvrdma/regression/ring-pages-repeated",
+                   test_ring_pages_repeated);
+    qtest_add_func("/pvrdma/regression/ibverbs-map-runs-device-wide",
+                   test_ibverbs_map_runs_device_wide);
     qtest_add_func("/pvrdma/ibverbs/realize-errors",
                    test_ibverbs_realize_errors);
     qtest_add_func("/pvrdma/regression/cve-2018-20123-realize-leak",

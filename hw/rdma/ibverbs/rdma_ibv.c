@@ -33,6 +33,37 @@
  */
 #define RDMA_IBV_MAX_RUNS       16384
 
+/*
+ * And across all MRs of all devices of the process (AUDIT 4): half of
+ * vm.max_map_count, so the guest cannot take the VMAs QEMU itself needs
+ * (thread stacks, other devices, RAM).  Under the BQL.
+ */
+#define RDMA_IBV_RUNS_TOTAL     32768
+static uint32_t rdma_ibv_runs_used;
+
+/*
+ * Host queue entries per device (AUDIT 8): work requests of host QPs and
+ * SRQs and host CQ entries.  Ring pages must differ (rdma_ring_load), so
+ * a guest pays for its rings in RAM; this bounds what even a large guest
+ * can make the host's RDMA driver allocate (rxe: some 100-600 bytes per
+ * entry, in kernel memory outside QEMU's cgroup).
+ */
+#define RDMA_IBV_QUEUE_ENTRIES  (1u << 20)
+
+/* Take @n queue entries from the device's budget. */
+static bool rdma_ibv_entries_get(RdmaIbv *ibv, uint64_t n, const char *what)
+{
+    if (n > RDMA_IBV_QUEUE_ENTRIES - ibv->queue_entries) {
+        qemu_log_mask(LOG_GUEST_ERROR, "pvrdma: %s of %" PRIu64 " entries "
+                      "refused: %u of the device's %u host queue entries "
+                      "are in use\n", what, n, ibv->queue_entries,
+                      RDMA_IBV_QUEUE_ENTRIES);
+        return false;
+    }
+    ibv->queue_entries += n;
+    return true;
+}
+
 /* Host address handles kept per PD for UD sends (destinations). */
 #define RDMA_IBV_MAX_AHS        4096
 
@@ -152,6 +183,7 @@ static bool rdma_ibv_check_ram(RdmaIbv *ibv, Error **errp)
                           "without hugetlb=on.\n");
         return false;
     }
+    ibv->low_rb = rb;
     ibv->low_ram = qemu_ram_get_host_addr(rb);
     ibv->low_ram_size = 1 * MiB + plen;
     return true;
@@ -391,7 +423,12 @@ static int rdma_ibv_create_cq(RdmaBackend *be, RdmaCq *cq)
      * Every host send completes (sq_sig_all), also those the guest did not
      * ask to see, so the host CQ is larger than the guest's.
      */
-    icq->cq = ibv_create_cq(ibv->ctx, MIN(cq->cqe * 4, ibv->attr.max_cqe),
+    icq->entries = MIN((uint64_t)cq->cqe * 4, (uint64_t)ibv->attr.max_cqe);
+    if (!rdma_ibv_entries_get(ibv, icq->entries, "CQ")) {
+        g_free(icq);
+        return -ENOMEM;
+    }
+    icq->cq = ibv_create_cq(ibv->ctx, icq->entries,
                             (void *)(uintptr_t)icq->id, ibv->channel, 0);
     if (!icq->cq || ibv_req_notify_cq(icq->cq, 0)) {
         int ret = errno ? -errno : -ENOMEM;
@@ -399,6 +436,7 @@ static int rdma_ibv_create_cq(RdmaBackend *be, RdmaCq *cq)
         if (icq->cq) {
             ibv_destroy_cq(icq->cq);
         }
+        ibv->queue_entries -= icq->entries;
         g_free(icq);
         return ret;
     }
@@ -414,6 +452,7 @@ static void rdma_ibv_destroy_cq(RdmaBackend *be, RdmaCq *cq)
 
     g_hash_table_remove(ibv->cqs, &icq->id);
     ibv_destroy_cq(icq->cq);
+    ibv->queue_entries -= icq->entries;
     g_free(icq);
     cq->be = NULL;
 }
@@ -457,10 +496,17 @@ static int rdma_ibv_create_qp(RdmaBackend *be, RdmaQp *qp)
     if (srq) {
         a.cap.max_recv_wr = a.cap.max_recv_sge = 0;
     }
+    iqp->entries = (uint64_t)a.cap.max_send_wr + a.cap.max_recv_wr;
+    if (!rdma_ibv_entries_get(ibv, iqp->entries, "QP")) {
+        g_free(iqp);
+        qp->be = NULL;
+        return -ENOMEM;
+    }
     iqp->qp = ibv_create_qp(rdma_ibv_pd(ibv, qp->pd_handle)->pd, &a);
     if (!iqp->qp) {
         int ret = errno ? -errno : -ENOMEM;
 
+        ibv->queue_entries -= iqp->entries;
         qemu_log_mask(LOG_GUEST_ERROR, "pvrdma: %s refused a QP "
                       "(send %u x %u SGEs, recv %u x %u): %s\n", ibv->ibdev,
                       qp->cap.max_send_wr, qp->cap.max_send_sge,
@@ -542,12 +588,12 @@ static int rdma_ibv_modify_qp(RdmaBackend *be, RdmaQp *qp, uint32_t mask,
         return ret;
     }
     if (mask & RDMA_QP_STATE) {
-        /* The host takes receives from INIT on (rdma_ibv_recv_posted). */
+        /*
+         * The host takes receives from INIT on; the core hands over those
+         * already posted once it has committed the new state.
+         */
         iqp->rq_ready = attr->qp_state != RDMA_QPS_RESET &&
                         attr->qp_state != RDMA_QPS_ERR;
-        if (iqp->rq_ready && !qp->is_srq) {
-            rdma_ibv_recv_posted(be, qp, NULL);
-        }
     }
     /* RESET empties the host queues without completions. */
     if ((mask & RDMA_QP_STATE) && attr->qp_state == RDMA_QPS_RESET) {
@@ -566,8 +612,12 @@ static void rdma_ibv_destroy_qp(RdmaBackend *be, RdmaQp *qp)
     RdmaIbvQp *iqp = qp->be;
 
     if (iqp->qp) {
+        if (qp->is_srq) {
+            rdma_ibv_quiesce_srq_qp(ibv, qp);
+        }
         g_hash_table_remove(ibv->qps, GUINT_TO_POINTER(qp->qpn));
         ibv_destroy_qp(iqp->qp);
+        ibv->queue_entries -= iqp->entries;
         rdma_ibv_drop_slots(ibv, RDMA_IBV_SLOT_SEND, qp->handle);
         rdma_ibv_drop_slots(ibv, RDMA_IBV_SLOT_RECV, qp->handle);
     }
@@ -588,10 +638,16 @@ static int rdma_ibv_create_srq(RdmaBackend *be, RdmaSrq *srq)
                   .srq_limit = srq->srq_limit },
     };
 
+    isrq->entries = srq->max_wr;
+    if (!rdma_ibv_entries_get(ibv, isrq->entries, "SRQ")) {
+        g_free(isrq);
+        return -ENOMEM;
+    }
     isrq->srq = ibv_create_srq(rdma_ibv_pd(ibv, srq->pd_handle)->pd, &a);
     if (!isrq->srq) {
         int ret = errno ? -errno : -ENOMEM;
 
+        ibv->queue_entries -= isrq->entries;
         g_free(isrq);
         return ret;
     }
@@ -614,6 +670,7 @@ static void rdma_ibv_destroy_srq(RdmaBackend *be, RdmaSrq *srq)
     RdmaIbvSrq *isrq = srq->be;
 
     ibv_destroy_srq(isrq->srq);
+    rdma_ibv(be)->queue_entries -= isrq->entries;
     rdma_ibv_drop_slots(rdma_ibv(be), RDMA_IBV_SLOT_SRQ_RECV, srq->handle);
     g_free(isrq);
     srq->be = NULL;
@@ -629,32 +686,72 @@ uint32_t rdma_ibv_access(uint32_t guest_access)
                            RDMA_ACCESS_REMOTE_ATOMIC);
 }
 
-static const uint32_t rdma_ibv_dma_access =
-    IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
-    IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC;
-
 /*
- * The guest kernel's DMA MR covers all of its memory with iova = guest
- * physical address.  The host MR covers the RAM block below 4 GiB with the
- * same iova, one per PD, shared by the PD's DMA MRs.
+ * The guest kernel's DMA MR: iova = guest physical address.  The host
+ * device reaches guest RAM without going through QEMU's memory map, so the
+ * host MR must not cover more than a DMA of this device could reach as
+ * ordinary RAM (AUDIT 5):
+ * - it starts at 1 MiB: Linux never hands out the first MiB, which holds
+ *   the legacy SMRAM (ASEG at 0xa0000) and the default SMBASE;
+ * - it ends at the first address that this device's DMA does not see as
+ *   the low RAM block, measured when the host MR is made: the PCI hole,
+ *   or on q35 TSEG once the firmware has enabled it (and locked it: the
+ *   guest OS, which creates DMA MRs, cannot move it any more);
+ * - it has the rights the guest asked for and no more, so a peer gets
+ *   remote access only to a guest that gave it: one host MR per PD and
+ *   set of rights, shared by the PD's DMA MRs with those rights.
  */
+static uint64_t rdma_ibv_dma_end(RdmaIbv *ibv)
+{
+    AddressSpace *as = pci_get_address_space(ibv->pdev);
+    uint64_t gpa = RDMA_IBV_DMA_START;
+
+    RCU_READ_LOCK_GUARD();
+    while (gpa < ibv->low_ram_size) {
+        hwaddr xlat, plen = ibv->low_ram_size - gpa;
+        MemoryRegion *mr = address_space_translate(as, gpa, &xlat, &plen,
+                                                   true,
+                                                   MEMTXATTRS_UNSPECIFIED);
+
+        if (!memory_region_is_ram(mr) || memory_region_is_romd(mr) ||
+            mr->readonly || mr->ram_block != ibv->low_rb ||
+            memory_region_get_ram_addr(mr) + xlat !=
+            qemu_ram_get_offset(ibv->low_rb) + gpa || plen == 0) {
+            break;
+        }
+        gpa += plen;
+    }
+    return gpa & ~(uint64_t)(RDMA_PAGE_SIZE - 1);
+}
+
 static int rdma_ibv_create_dma_mr(RdmaIbv *ibv, RdmaMr *mr, RdmaIbvMr *imr)
 {
     RdmaIbvPd *ipd = rdma_ibv_pd(ibv, mr->pd_handle);
+    uint32_t set = rdma_ibv_access(mr->access);
+    struct ibv_mr **hmr = &ipd->dma_mr[set];
 
-    if (!ipd->dma_mr) {
-        ipd->dma_mr = ibv_reg_mr_iova(ipd->pd, ibv->low_ram,
-                                      ibv->low_ram_size, 0,
-                                      rdma_ibv_dma_access);
-        if (!ipd->dma_mr) {
+    if (!*hmr) {
+        uint64_t end = rdma_ibv_dma_end(ibv);
+
+        if (end <= RDMA_IBV_DMA_START) {
+            return -EFAULT;         /* bus mastering off, or no RAM */
+        }
+        *hmr = ibv_reg_mr_iova(ipd->pd,
+                               (uint8_t *)ibv->low_ram + RDMA_IBV_DMA_START,
+                               end - RDMA_IBV_DMA_START, RDMA_IBV_DMA_START,
+                               set);
+        if (!*hmr) {
             return errno ? -errno : -ENOMEM;
         }
+        trace_rdma_ibv_dma_mr(mr->pd_handle, set, RDMA_IBV_DMA_START, end);
     }
-    ipd->dma_refs++;
+    ipd->dma_refs[set]++;
+    imr->dma_set = set;
     imr->hva_delta = (uintptr_t)ibv->low_ram;
-    mr->lkey = ipd->dma_mr->lkey;
-    mr->rkey = ipd->dma_mr->rkey;
-    mr->length = ibv->low_ram_size;
+    mr->lkey = (*hmr)->lkey;
+    mr->rkey = (*hmr)->rkey;
+    mr->iova = RDMA_IBV_DMA_START;
+    mr->length = (*hmr)->length;
     return 0;
 }
 
@@ -707,16 +804,20 @@ static int rdma_ibv_create_user_mr(RdmaIbv *ibv, RdmaMr *mr, RdmaIbvMr *imr)
         return -EFAULT;
     }
     ret = rdma_ibv_map_pages(&imr->map, host, n, RDMA_PAGE_SIZE,
-                             RDMA_IBV_MAX_RUNS, rdma_ibv_ram_end, NULL);
+                             MIN(RDMA_IBV_MAX_RUNS,
+                                 RDMA_IBV_RUNS_TOTAL - rdma_ibv_runs_used),
+                             rdma_ibv_ram_end, NULL);
     if (ret < 0) {
         return ret;
     }
+    rdma_ibv_runs_used += imr->map.runs;
     imr->hva_delta = (uintptr_t)imr->map.addr - first;
     imr->mr = ibv_reg_mr_iova(ipd->pd, (uint8_t *)imr->map.addr +
                               (mr->iova - first), mr->length, mr->iova,
                               rdma_ibv_access(mr->access));
     if (!imr->mr) {
         ret = errno ? -errno : -ENOMEM;
+        rdma_ibv_runs_used -= imr->map.runs;
         rdma_ibv_unmap(&imr->map);
         return ret;
     }
@@ -766,13 +867,14 @@ static void rdma_ibv_destroy_mr(RdmaBackend *be, RdmaMr *mr)
     if (imr->mr) {
         g_hash_table_remove(ibv->mrs, GUINT_TO_POINTER(mr->lkey));
         ibv_dereg_mr(imr->mr);
+        rdma_ibv_runs_used -= imr->map.runs;
         rdma_ibv_unmap(&imr->map);
     } else {
         RdmaIbvPd *ipd = rdma_ibv_pd(ibv, mr->pd_handle);
 
-        if (!--ipd->dma_refs) {
-            ibv_dereg_mr(ipd->dma_mr);
-            ipd->dma_mr = NULL;
+        if (!--ipd->dma_refs[imr->dma_set]) {
+            ibv_dereg_mr(ipd->dma_mr[imr->dma_set]);
+            ipd->dma_mr[imr->dma_set] = NULL;
         }
     }
     g_free(imr);
@@ -780,6 +882,17 @@ static void rdma_ibv_destroy_mr(RdmaBackend *be, RdmaMr *mr)
 }
 
 /* Backend */
+
+static void rdma_ibv_bounds(RdmaBackend *be, RdmaBounds *b)
+{
+    RdmaIbv *ibv = rdma_ibv(be);
+
+    b->host_queue_entries = ibv->queue_entries;
+    b->host_queue_entries_max = RDMA_IBV_QUEUE_ENTRIES;
+    b->map_runs = rdma_ibv_runs_used;
+    b->map_runs_max = RDMA_IBV_RUNS_TOTAL;
+    b->map_runs_per_mr = RDMA_IBV_MAX_RUNS;
+}
 
 static void rdma_ibv_destroy(RdmaBackend *be)
 {
@@ -817,6 +930,7 @@ static const RdmaBackendOps rdma_ibv_ops = {
     .modify_qp = rdma_ibv_modify_qp,
     .post_send = rdma_ibv_post_send,
     .recv_posted = rdma_ibv_recv_posted,
+    .bounds = rdma_ibv_bounds,
     .flush_qp = rdma_ibv_flush_qp,
     .destroy_qp = rdma_ibv_destroy_qp,
     .qp_state = rdma_ibv_qp_state,

@@ -27,21 +27,29 @@
 
 typedef struct RdmaIbv RdmaIbv;
 
+/* One host DMA MR per set of rights: RDMA_ACCESS_* bits 0-3 */
+#define RDMA_IBV_DMA_SETS       16
+/* Where host DMA MRs start (guest-physical, see rdma_ibv_create_dma_mr) */
+#define RDMA_IBV_DMA_START      (1 * MiB)
+
 typedef struct RdmaIbvPd {
     struct ibv_pd *pd;
-    struct ibv_mr *dma_mr;          /* guest RAM below 4 GiB, iova = GPA */
-    uint32_t dma_refs;              /* DMA MRs of the guest using it */
+    /* guest RAM from 1 MiB below 4 GiB, iova = GPA (rdma_ibv_create_dma_mr) */
+    struct ibv_mr *dma_mr[RDMA_IBV_DMA_SETS];
+    uint32_t dma_refs[RDMA_IBV_DMA_SETS];   /* guest DMA MRs using each */
     GHashTable *ahs;                /* RdmaIbvAhKey -> struct ibv_ah * */
 } RdmaIbvPd;
 
 typedef struct RdmaIbvCq {
     uint64_t id;                    /* key of RdmaIbv.cqs */
     uint32_t handle;
+    uint32_t entries;               /* of RdmaIbv.queue_entries */
     struct ibv_cq *cq;
 } RdmaIbvCq;
 
 typedef struct RdmaIbvQp {
     struct ibv_qp *qp;              /* NULL for the GSI QP */
+    uint32_t entries;               /* of RdmaIbv.queue_entries */
     uint32_t pd_handle;
     uint32_t sends, max_sends;      /* WRs the host queues hold, capacity */
     uint32_t recvs, max_recvs;
@@ -52,6 +60,7 @@ typedef struct RdmaIbvQp {
 typedef struct RdmaIbvSrq {
     struct ibv_srq *srq;
     uint32_t recvs, max_recvs;
+    uint32_t entries;               /* of RdmaIbv.queue_entries */
 } RdmaIbvSrq;
 
 /*
@@ -78,6 +87,7 @@ typedef struct RdmaIbvSlot {
 
 typedef struct RdmaIbvMr {
     struct ibv_mr *mr;              /* NULL: a DMA MR (RdmaIbvPd.dma_mr) */
+    uint32_t dma_set;               /* a DMA MR's index in RdmaIbvPd.dma_mr */
     RdmaIbvMap map;
     uint64_t hva_delta;             /* host address - guest iova */
 } RdmaIbvMr;
@@ -93,6 +103,7 @@ struct RdmaIbv {
     struct ibv_comp_channel *channel;
 
     /* Guest RAM below 4 GiB, one host range (the DMA MR's). */
+    RAMBlock *low_rb;               /* the RAM block at guest address 0 */
     void *low_ram;
     uint64_t low_ram_size;
 
@@ -101,6 +112,7 @@ struct RdmaIbv {
 
     GHashTable *cqs;                /* id -> RdmaIbvCq (under the BQL) */
     uint64_t next_cq_id;
+    uint32_t queue_entries;         /* host queue entries in use */
     GHashTable *qps;                /* host QPN -> RdmaQp */
     GHashTable *mrs;                /* host lkey -> RdmaMr (user MRs) */
 
@@ -132,6 +144,7 @@ struct ibv_ah *rdma_ibv_ah(RdmaIbv *ibv, RdmaPd *pd, const uint8_t *dgid,
 
 /* rdma_ibv_wr.c */
 void rdma_ibv_post_send(RdmaBackend *be, RdmaQp *qp, const RdmaSendWr *wr);
+void rdma_ibv_quiesce_srq_qp(RdmaIbv *ibv, RdmaQp *qp);
 void rdma_ibv_recv_posted(RdmaBackend *be, RdmaQp *qp, RdmaSrq *srq);
 void rdma_ibv_flush_qp(RdmaBackend *be, RdmaQp *qp);
 int rdma_ibv_qp_state(RdmaBackend *be, RdmaQp *qp);

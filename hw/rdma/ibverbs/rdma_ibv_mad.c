@@ -112,10 +112,22 @@ static bool rdma_ibv_sge_rw(RdmaIbv *ibv, RdmaQp *qp, const RdmaSge *sge,
     if (len > sge->length) {
         return false;
     }
-    /* The PD's DMA MRs share one host MR: guest-physical addresses. */
-    if (ipd->dma_mr && sge->lkey == ipd->dma_mr->lkey) {
-        /* Guest RAM only: a write into a BAR would be a register access. */
-        if (!rdma_ram_ok(ibv->pdev, addr, len)) {
+    /* The PD's DMA MRs share host MRs: guest-physical addresses. */
+    for (uint32_t set = 0; set < RDMA_IBV_DMA_SETS; set++) {
+        const struct ibv_mr *dma = ipd->dma_mr[set];
+
+        if (!dma || sge->lkey != dma->lkey) {
+            continue;
+        }
+        /*
+         * The host MR's range and rights, and guest RAM only: a write
+         * into a BAR would be a register access.
+         */
+        if ((write && !(set & RDMA_ACCESS_LOCAL_WRITE)) ||
+            addr < RDMA_IBV_DMA_START ||
+            addr + len > RDMA_IBV_DMA_START + dma->length ||
+            addr + len < addr ||
+            !rdma_ram_ok(ibv->pdev, addr, len)) {
             return false;
         }
         return write ? rdma_dma_write(ibv->pdev, addr, buf, len)

@@ -400,6 +400,23 @@ int rdma_ibv_qp_state(RdmaBackend *be, RdmaQp *qp)
     return a.qp_state;
 }
 
+/*
+ * An SRQ receive completed for a QP that is gone (AUDIT 10): nobody is
+ * left to report it to, but the host SRQ used up one WQE, so it takes the
+ * next from the guest's ring.
+ */
+static void rdma_ibv_srq_recv_gone(RdmaIbv *ibv, RdmaIbvSlot *slot,
+                                   uint32_t id)
+{
+    RdmaSrq *srq = rdma_rm_get(ibv->be.rm, RDMA_RES_SRQ, slot->owner);
+
+    rdma_ibv_slot_free(ibv, id);
+    if (srq) {
+        ((RdmaIbvSrq *)srq->be)->recvs--;
+        rdma_ibv_recv_posted(&ibv->be, NULL, srq);
+    }
+}
+
 static void rdma_ibv_complete(RdmaIbv *ibv, const struct ibv_wc *hwc)
 {
     RdmaResources *rm = ibv->be.rm;
@@ -416,6 +433,10 @@ static void rdma_ibv_complete(RdmaIbv *ibv, const struct ibv_wc *hwc)
     RdmaIbvQp *iqp;
     uint8_t kind;
 
+    if (slot && !qp && slot->kind == RDMA_IBV_SLOT_SRQ_RECV) {
+        rdma_ibv_srq_recv_gone(ibv, slot, (uint32_t)hwc->wr_id);
+        return;
+    }
     if (!slot || !qp) {
         return;             /* its QP or SRQ is gone */
     }
@@ -494,6 +515,24 @@ static void rdma_ibv_drain(RdmaIbv *ibv, uint64_t id)
             }
         }
     } while (n == ARRAY_SIZE(wc));
+}
+
+/*
+ * Before a QP on an SRQ is destroyed.  The SRQ WQEs it used up complete
+ * in its receive CQ, and some hosts (mlx5) delete those CQEs with the QP,
+ * which would leave the SRQ's count of host WQEs high for ever and starve
+ * every QP on it (AUDIT 10).  The host QP goes to ERR, so it takes no more
+ * WQEs, and its receive CQ is drained while the QP is still known.
+ */
+void rdma_ibv_quiesce_srq_qp(RdmaIbv *ibv, RdmaQp *qp)
+{
+    RdmaCq *cq = rdma_rm_get(ibv->be.rm, RDMA_RES_CQ, qp->recv_cq_handle);
+    struct ibv_qp_attr a = { .qp_state = IBV_QPS_ERR };
+
+    ibv_modify_qp(((RdmaIbvQp *)qp->be)->qp, &a, IBV_QP_STATE);
+    if (cq && cq->be) {
+        rdma_ibv_drain(ibv, ((RdmaIbvCq *)cq->be)->id);
+    }
 }
 
 /*

@@ -91,6 +91,12 @@ struct PvrdmaState {
     QEMUBH *link_bh;
     uint8_t mac[6];
 
+    /* GIDs announced to management over QMP, see pvrdma_qmp.c */
+    uint8_t gid_told[PVRDMA_GID_TBL_LEN][16];
+    uint32_t gid_told_count;
+    uint32_t gid_tokens;
+    QEMUTimer *gid_timer;
+
     PvrdmaParams params;
 };
 
@@ -107,7 +113,9 @@ void pvrdma_qp_ops_init(PvrdmaState *s);
 void pvrdma_qp_ops_fini(PvrdmaState *s);
 
 /* pvrdma_qmp.c */
-void pvrdma_gid_event(PvrdmaState *s, const uint8_t *gid, bool added);
+void pvrdma_gid_init(PvrdmaState *s);
+void pvrdma_gid_sync(PvrdmaState *s);
+void pvrdma_gid_fini(PvrdmaState *s);
 
 /* pvrdma_cmd.c: execute the command in the command slot (REQUEST write) */
 void pvrdma_exec_cmd(PvrdmaState *s);

@@ -379,9 +379,8 @@ static int pvrdma_create_bind(PvrdmaState *s, const PvrdmaCmdReq *req,
     }
     ret = rdma_rm_add_gid(&s->rm, c->index, c->new_gid, c->gid_type, c->mtu,
                           c->vlan);
-    if (ret == 0) {
-        pvrdma_gid_event(s, c->new_gid, true);
-    }
+    /* Even on failure: the entry's previous GID may be gone. */
+    pvrdma_gid_sync(s);
     return ret;
 }
 
@@ -391,9 +390,7 @@ static int pvrdma_destroy_bind(PvrdmaState *s, const PvrdmaCmdReq *req,
     int ret = rdma_rm_del_gid(&s->rm, req->destroy_bind.index,
                               req->destroy_bind.dest_gid);
 
-    if (ret == 0) {
-        pvrdma_gid_event(s, req->destroy_bind.dest_gid, false);
-    }
+    pvrdma_gid_sync(s);
     return ret;
 }
 

@@ -68,7 +68,7 @@ static bool pvrdma_dev_ring_load(PvrdmaState *s, PvrdmaDevRing *ring,
                            PVRDMA_DEV_RING_MAX_PAGES);
         return false;
     }
-    if (!rdma_pdir_load(PCI_DEVICE(s), info.pdir_dma, n,
+    if (!rdma_ring_load(PCI_DEVICE(s), info.pdir_dma, n,
                         PVRDMA_DEV_RING_MAX_PAGES, &ring->pages, &why) ||
         !pvrdma_ring_init(&ring->map, PCI_DEVICE(s),
                           ring->pages.pages[0] + offsetof(PvrdmaRingState, rx),
@@ -205,13 +205,9 @@ static bool pvrdma_slot_ok(PvrdmaState *s, uint64_t addr)
 /* Everything the guest created, and the DSR itself, go away. */
 static void pvrdma_unload(PvrdmaState *s)
 {
-    /* The GIDs go with the driver: tell management software. */
-    for (uint32_t i = 0; s->rm.gids && i < s->rm.limits.gid_tbl_len; i++) {
-        if (s->rm.gids[i].valid) {
-            pvrdma_gid_event(s, s->rm.gids[i].gid, false);
-        }
-    }
     rdma_rm_reset(&s->rm);
+    /* The GIDs went with the driver: tell management software. */
+    pvrdma_gid_sync(s);
     pvrdma_dev_ring_free(&s->async_ring);
     pvrdma_dev_ring_free(&s->cq_ring);
     s->dsr_loaded = false;
@@ -677,6 +673,7 @@ static void pvrdma_realize(PCIDevice *pdev, Error **errp)
         return;
     }
     pvrdma_qp_ops_init(s);
+    pvrdma_gid_init(s);
     s->port_up = pvrdma_link_up(s);
     s->link_bh = qemu_bh_new_guarded(pvrdma_link_bh, s,
                                      &DEVICE(s)->mem_reentrancy_guard);
@@ -690,6 +687,7 @@ static void pvrdma_realize(PCIDevice *pdev, Error **errp)
 static void pvrdma_teardown(PvrdmaState *s)
 {
     pvrdma_reset_state(s);
+    pvrdma_gid_fini(s);
     timer_free(s->link_timer);
     qemu_bh_delete(s->link_bh);
     pvrdma_qp_ops_fini(s);

@@ -14,20 +14,126 @@
 #include "qapi/qapi-commands-pvrdma.h"
 #include "qapi/qapi-events-pvrdma.h"
 #include "qemu/sockets.h"
+#include "qemu/timer.h"
 #include "pvrdma.h"
 
-void pvrdma_gid_event(PvrdmaState *s, const uint8_t *gid, bool added)
+static void pvrdma_gid_event(PvrdmaState *s, const uint8_t *gid, bool added)
 {
     uint64_t prefix, iid;
 
-    if (!s->params.netdev) {
-        return;         /* soft backend: no host netdev to manage */
-    }
     /* The bytes as they are in memory, as libvirt reads them. */
     memcpy(&prefix, gid, 8);
     memcpy(&iid, gid + 8, 8);
     qapi_event_send_rdma_gid_status_changed(s->params.netdev, added, prefix,
                                             iid);
+}
+
+/*
+ * GID announcements.  Management mirrors the guest's GIDs as addresses of
+ * the host netdev, so in the end it must have been told of every GID in
+ * the table and of the removal of every other GID it was told of, and a
+ * guest that rebinds in a loop must not flood QMP or make management add
+ * addresses without bound.  QEMU's own event throttling keeps only the
+ * latest event of a kind, which would lose removals; instead the device
+ * remembers the GIDs it announced (gid_told) and sends the difference
+ * between them and the table, removals first, from a token bucket:
+ * PVRDMA_GID_EVENT_BURST events at once, then one per
+ * PVRDMA_GID_EVENT_NS of virtual time.  A GID bound and unbound again
+ * before its turn is never announced, which is what management needs.
+ * Because an addition is only sent when no removal is due, gid_told is
+ * always a subset of some table and never holds more than
+ * PVRDMA_GID_TBL_LEN entries.
+ */
+#define PVRDMA_GID_EVENT_BURST  (2 * PVRDMA_GID_TBL_LEN)
+#define PVRDMA_GID_EVENT_NS     (100 * SCALE_MS)
+
+static bool pvrdma_gid_in_table(PvrdmaState *s, const uint8_t *gid)
+{
+    RdmaResources *rm = &s->rm;
+
+    for (uint32_t i = 0; rm->gids && i < rm->limits.gid_tbl_len; i++) {
+        if (rm->gids[i].valid && !memcmp(rm->gids[i].gid, gid, 16)) {
+            return true;
+        }
+    }
+    return false;
+}
+
+static bool pvrdma_gid_told(PvrdmaState *s, const uint8_t *gid)
+{
+    for (uint32_t i = 0; i < s->gid_told_count; i++) {
+        if (!memcmp(s->gid_told[i], gid, 16)) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* Send one event that brings management closer to the table, if any. */
+static bool pvrdma_gid_announce_one(PvrdmaState *s)
+{
+    RdmaResources *rm = &s->rm;
+
+    for (uint32_t i = 0; i < s->gid_told_count; i++) {
+        if (!pvrdma_gid_in_table(s, s->gid_told[i])) {
+            pvrdma_gid_event(s, s->gid_told[i], false);
+            s->gid_told_count--;
+            memmove(s->gid_told[i], s->gid_told[i + 1],
+                    (s->gid_told_count - i) * sizeof(s->gid_told[0]));
+            return true;
+        }
+    }
+    for (uint32_t i = 0; rm->gids && i < rm->limits.gid_tbl_len; i++) {
+        const uint8_t *gid = rm->gids[i].gid;
+
+        if (rm->gids[i].valid && !pvrdma_gid_told(s, gid) &&
+            s->gid_told_count < PVRDMA_GID_TBL_LEN) {
+            pvrdma_gid_event(s, gid, true);
+            memcpy(s->gid_told[s->gid_told_count++], gid, 16);
+            return true;
+        }
+    }
+    return false;
+}
+
+void pvrdma_gid_sync(PvrdmaState *s)
+{
+    if (!s->params.netdev) {
+        return;         /* soft backend: no host netdev to manage */
+    }
+    while (s->gid_tokens > 0 && pvrdma_gid_announce_one(s)) {
+        s->gid_tokens--;
+    }
+    if (s->gid_tokens < PVRDMA_GID_EVENT_BURST &&
+        !timer_pending(s->gid_timer)) {
+        timer_mod(s->gid_timer, qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL) +
+                  PVRDMA_GID_EVENT_NS);
+    }
+}
+
+static void pvrdma_gid_tick(void *opaque)
+{
+    PvrdmaState *s = opaque;
+
+    s->gid_tokens++;
+    pvrdma_gid_sync(s);
+}
+
+void pvrdma_gid_init(PvrdmaState *s)
+{
+    s->gid_told_count = 0;
+    s->gid_tokens = PVRDMA_GID_EVENT_BURST;
+    s->gid_timer = timer_new_ns(QEMU_CLOCK_VIRTUAL, pvrdma_gid_tick, s);
+}
+
+/* The device goes away: so does every address management holds for it. */
+void pvrdma_gid_fini(PvrdmaState *s)
+{
+    while (s->gid_told_count > 0) {
+        pvrdma_gid_event(s, s->gid_told[--s->gid_told_count], false);
+    }
+    timer_free(s->gid_timer);
+    s->gid_timer = NULL;
 }
 
 static PvrdmaInfo *pvrdma_info(PvrdmaState *s)
@@ -71,6 +177,21 @@ static PvrdmaInfo *pvrdma_info(PvrdmaState *s)
     info->srqs = rm->tables[RDMA_RES_SRQ].used;
     info->mrs = rm->tables[RDMA_RES_MR].used;
     info->ucs = rm->tables[RDMA_RES_UC].used;
+    info->mr_pages = rm->mr_pages_total;
+    info->mr_pages_max = rm->limits.max_mr_pages_total;
+    if (s->backend->ops->bounds) {
+        RdmaBounds b;
+
+        s->backend->ops->bounds(s->backend, &b);
+        info->has_host_queue_entries = info->has_host_queue_entries_max = true;
+        info->has_map_runs = info->has_map_runs_max = true;
+        info->has_map_runs_per_mr = true;
+        info->host_queue_entries = b.host_queue_entries;
+        info->host_queue_entries_max = b.host_queue_entries_max;
+        info->map_runs = b.map_runs;
+        info->map_runs_max = b.map_runs_max;
+        info->map_runs_per_mr = b.map_runs_per_mr;
+    }
     return info;
 }
 
