@@ -205,6 +205,7 @@ bool rdma_rm_enter(RdmaResources *rm)
         dev->mem_reentrancy_guard.engaged_in_io = true;
         rm->budget_wqes = RDMA_ENTRY_WQES;
         rm->budget_bytes = RDMA_ENTRY_BYTES;
+        rm->entry_bytes = 0;
     }
     return true;
 }
@@ -222,6 +223,7 @@ void rdma_rm_leave(RdmaResources *rm)
     }
     if (--rm->depth == 0) {
         dev->mem_reentrancy_guard.engaged_in_io = rm->guard_saved;
+        rm->entry_bytes_max = MAX(rm->entry_bytes_max, rm->entry_bytes);
     }
 }
 
@@ -248,6 +250,7 @@ void rdma_rm_budget_charge(RdmaResources *rm, uint64_t bytes)
 {
     rm->budget_wqes -= !!rm->budget_wqes;
     rm->budget_bytes -= MIN(bytes, rm->budget_bytes);
+    rm->entry_bytes += bytes;
 }
 
 /* User contexts */

@@ -305,6 +305,8 @@ typedef struct RdmaResources {
     bool deferred;                  /* fe->deferred() is due at leave */
     uint32_t budget_wqes;           /* work left to this entry point */
     uint64_t budget_bytes;
+    uint64_t entry_bytes;           /* charged in this entry point */
+    uint64_t entry_bytes_max;       /* the most one entry point charged */
 } RdmaResources;
 
 /* Creation requests, parsed from the guest's command by the front-end. */

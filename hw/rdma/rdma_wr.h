@@ -136,7 +136,7 @@ typedef struct RdmaSendWr {
     RdmaSge sge[RDMA_MAX_SGE];
 } RdmaSendWr;
 
-/* Bytes a WR's scatter list names (what its work costs a budget). */
+/* Bytes a WR's scatter list names. */
 static inline uint64_t rdma_wr_bytes(const RdmaSendWr *wr)
 {
     uint64_t n = 0;
@@ -146,6 +146,20 @@ static inline uint64_t rdma_wr_bytes(const RdmaSendWr *wr)
         n += wr->sge[i].length;
     }
     return n;
+}
+
+/*
+ * The most data a backend that moves it itself (soft) moves for one WR
+ * in one go: a longer message is placed in steps, one per pass of an
+ * entry point's budget (rdma_rm.h), so a 2 GiB WR never holds the BQL
+ * for long.
+ */
+#define RDMA_WR_STEP    (1ull << 20)
+
+/* What starting @wr costs an entry point's budget. */
+static inline uint64_t rdma_wr_step_bytes(const RdmaSendWr *wr)
+{
+    return MIN(rdma_wr_bytes(wr), RDMA_WR_STEP);
 }
 
 typedef struct RdmaRecvWr {

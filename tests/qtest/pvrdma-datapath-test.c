@@ -593,6 +593,65 @@ static uint32_t user_mr(Dp *d, uint32_t access, uint64_t iova,
     return r.rkey;
 }
 
+/*
+ * An MR of @npages pages that are all the guest page @page (MRs may
+ * repeat pages): a large message costs the test no guest memory.
+ */
+static uint32_t alias_mr(Dp *d, uint64_t iova, uint32_t npages,
+                         uint64_t page)
+{
+    PvrdmaCmdCreateMrResp r;
+    uint64_t dir = galloc(d->pv, PAGE), table = galloc(d->pv, PAGE);
+    uint32_t i;
+
+    for (i = 0; i < 512; i++) {
+        qtest_writeq(d->pv->qts, table + i * 8, page);
+    }
+    for (i = 0; i < DIV_ROUND_UP(npages, 512); i++) {
+        qtest_writeq(d->pv->qts, dir + i * 8, table);
+    }
+    g_assert_cmpuint(create_mr(d->pv, d->pd, 0, ACC_ALL, iova,
+                               (uint64_t)npages * PAGE, npages, dir, &r),
+                     ==, ERR_OK);
+    return r.lkey;
+}
+
+/* query-pvrdma's work-bytes-max: the most one entry point moved. */
+static uint64_t work_bytes_max(Dp *d)
+{
+    QDict *resp = qtest_qmp(d->pv->qts, "{'execute': 'query-pvrdma'}");
+    QDict *info = qobject_to(QDict,
+                             qlist_peek(qdict_get_qlist(resp, "return")));
+    uint64_t n = UINT64_MAX;
+
+    if (qdict_haskey(info, "work-bytes-max")) {
+        n = qdict_get_int(info, "work-bytes-max");
+    } else {
+        fail("query-pvrdma does not say how much one entry point moved");
+    }
+
+    qobject_unref(resp);
+    return n;
+}
+
+/* Entry budget 4 MiB, plus the step (1 MiB) the last WR may take. */
+#define WORK_BOUND  (5ull << 20)
+
+/* A completion that may take a while: a long message in steps. */
+static PvrdmaCqe expect_cqe_slow(Dp *d, PvCq *cq, uint64_t wr_id,
+                                 uint32_t status, PvQp *qp)
+{
+    PvrdmaCqe c = { 0 };
+    int tries = 0;
+
+    while (!pv_cq_poll_wait(d->pv, cq, &c) && ++tries < 12) {
+    }
+    g_assert_cmphex(c.wr_id, ==, wr_id);
+    g_assert_cmpuint(c.status, ==, status);
+    g_assert_cmpuint(c.qp, ==, qp->handle);
+    return c;
+}
+
 /* 1. RC between two QPs of one device */
 
 static void test_rc_send(void)
@@ -2121,6 +2180,174 @@ static void test_srq(void)
 }
 
 /*
+ * Messages longer than one step (1 MiB) are placed in steps: the data of
+ * RDMA WRITE, WRITE_WITH_IMM, READ and SEND of a little over 3 MiB in two
+ * SGEs of odd lengths arrives whole and in order.
+ */
+static void test_rc_long_messages(void)
+{
+    Dp *d = dp_new();
+    PvQp *a, *b;
+    const uint64_t len0 = (1 << 20) + 4093, len1 = (2 << 20) + 13;
+    const uint64_t total = len0 + len1;
+    uint64_t src = galloc(d->pv, total), dst = galloc(d->pv, total + PAGE);
+    PvrdmaSge s[2] = { sge(src, len0, d->lkey),
+                       sge(src + len0, len1, d->lkey) };
+    PvrdmaSge r[2] = { sge(dst, len1, d->lkey),
+                       sge(dst + len1, len0 + PAGE, d->lkey) };
+
+    if (skip_on_ibverbs("the host device places messages itself")) {
+        dp_free(d);
+        return;
+    }
+    rc_pair(d, &a, &b, ACC_ALL, 12, 7);
+    fill(d, src, total, 0x31);
+
+    post_send(d, a, wqe_rdma(0xa1, PVRDMA_WR_RDMA_WRITE, PVRDMA_SEND_SIGNALED,
+                             2, dst, d->lkey), s, 2);
+    expect_rc_success(d, d->scq, 0xa1, PVRDMA_WC_RDMA_WRITE, total, a);
+    check_fill(d, dst, total, 0x31, 0);
+
+    qtest_memset(d->pv->qts, dst, 0, total);
+    post_recv(d, b, 0xb2, r, 2);
+    post_send(d, a, wqe(0xa2, PVRDMA_WR_SEND, PVRDMA_SEND_SIGNALED, 2), s, 2);
+    expect_recv(d, d->rcq, 0xb2, PVRDMA_WC_RECV, total, b, a, 0, 0);
+    expect_rc_success(d, d->scq, 0xa2, PVRDMA_WC_SEND, total, a);
+    check_fill(d, dst, total, 0x31, 0);
+
+    qtest_memset(d->pv->qts, src, 0, total);
+    fill(d, dst, total, 0x57);
+    post_send(d, a, wqe_rdma(0xa3, PVRDMA_WR_RDMA_READ, PVRDMA_SEND_SIGNALED,
+                             2, dst, d->lkey), s, 2);
+    expect_rc_success(d, d->scq, 0xa3, PVRDMA_WC_RDMA_READ, total, a);
+    check_fill(d, src, total, 0x57, 0);
+
+    qtest_memset(d->pv->qts, dst, 0, total);
+    post_recv1(d, b, 0xb4, dst + total, 16);
+    post_send(d, a, wqe_rdma(0xa4, PVRDMA_WR_RDMA_WRITE_WITH_IMM,
+                             PVRDMA_SEND_SIGNALED, 2, dst, d->lkey), s, 2);
+    expect_cqe(d, d->rcq, 0xb4, PVRDMA_WC_SUCCESS,
+               PVRDMA_WC_RECV_RDMA_WITH_IMM, b);
+    expect_rc_success(d, d->scq, 0xa4, PVRDMA_WC_RDMA_WRITE, total, a);
+    check_fill(d, dst, total, 0x57, 0);
+    g_assert_cmpuint(work_bytes_max(d), <=, WORK_BOUND);
+    dp_free(d);
+}
+
+/*
+ * AUDIT 9 / issue 8 item 2: a 2 GiB SEND (two SGEs of 1 GiB over MRs
+ * whose pages all alias one guest page) is placed in steps: no entry
+ * point, the doorbell included, moves more than its budget and one step.
+ * On main the doorbell moved all 2 GiB.
+ */
+static void test_two_gib_send_bounded(void)
+{
+    Dp *d = dp_new();
+    PvQp *a, *b;
+    uint64_t sp = galloc(d->pv, PAGE), dp = galloc(d->pv, PAGE);
+    uint32_t sk, dk;
+    PvrdmaSge s[2], r[2];
+    gint64 t;
+
+    if (skip_on_ibverbs("the host device places messages itself")) {
+        dp_free(d);
+        return;
+    }
+    sk = alias_mr(d, 0x100000000ull, 262144, sp);
+    dk = alias_mr(d, 0x200000000ull, 262144, dp);
+    s[0] = s[1] = sge(0x100000000ull, 1u << 30, sk);
+    r[0] = r[1] = sge(0x200000000ull, 1u << 30, dk);
+    rc_pair(d, &a, &b, ACC_ALL, 12, 7);
+    fill(d, sp, PAGE, 0x6b);
+    post_recv(d, b, 0xb1, r, 2);
+    t = g_get_monotonic_time();
+    post_send(d, a, wqe(0xa1, PVRDMA_WR_SEND, PVRDMA_SEND_SIGNALED, 2), s, 2);
+    /* A figure for the log, not a check: how long the doorbell took. */
+    g_test_message("the SEND doorbell returned after %" PRId64 " us, %s",
+                   g_get_monotonic_time() - t,
+                   pv_ring_count(d->pv, &d->scq->ring) ? "completed"
+                                                       : "not completed");
+    expect_cqe_slow(d, d->rcq, 0xb1, PVRDMA_WC_SUCCESS, b);
+    expect_cqe_slow(d, d->scq, 0xa1, PVRDMA_WC_SUCCESS, a);
+    check_fill(d, dp, PAGE, 0x6b, 0);
+    g_assert_cmpuint(work_bytes_max(d), <=, WORK_BOUND);
+    dp_free(d);
+}
+
+/* @n successful 64 MiB completions on @cq, wr_ids @base..@base+n-1. */
+static void expect_each_once(Dp *d, PvCq *cq, uint64_t base, uint32_t n)
+{
+    uint32_t seen = 0;
+
+    for (uint32_t i = 0; i < n; i++) {
+        PvrdmaCqe c = { 0 };
+        int tries = 0;
+
+        while (!pv_cq_poll_wait(d->pv, cq, &c) && ++tries < 12) {
+        }
+        g_assert_cmpuint(c.status, ==, PVRDMA_WC_SUCCESS);
+        g_assert_cmpuint(c.byte_len, ==, 64u << 20);
+        g_assert_cmpuint(c.wr_id - base, <, n);
+        g_assert_false(seen & (1u << (c.wr_id - base)));
+        seen |= 1u << (c.wr_id - base);
+    }
+}
+
+/*
+ * AUDIT 9: eight senders of 64 MiB each wait (RNR) on QPs that share one
+ * SRQ; one SRQ doorbell posting eight receives wakes them all.  Every
+ * message arrives, and no entry point moves more than its budget and one
+ * step (on main a retry moved a whole 64 MiB message).
+ */
+static void test_many_senders_one_srq_bounded(void)
+{
+    Dp *d = dp_new();
+    PvSrq *srq = pv_srq_new(d->pv, d->pd, 16, 1, 0);
+    QpSpec q = dp_spec(d, PVRDMA_QPT_RC, NULL, NULL);
+    QpSpec qs = q;
+    PvQp *a[8], *b[8];
+    uint64_t sp = galloc(d->pv, PAGE), dp = galloc(d->pv, PAGE);
+    uint32_t sk, dk;
+    PvrdmaSge s, r;
+    int i;
+
+    if (skip_on_ibverbs("RNR retries are the host device's")) {
+        dp_free(d);
+        return;
+    }
+    sk = alias_mr(d, 0x100000000ull, 16384, sp);
+    dk = alias_mr(d, 0x200000000ull, 16384, dp);
+    s = sge(0x100000000ull, 64u << 20, sk);
+    r = sge(0x200000000ull, 64u << 20, dk);
+    qs.is_srq = true;
+    qs.srq = srq->handle;
+    qs.recv_wr = qs.recv_sge = 0;
+    fill(d, sp, PAGE, 0x4d);
+    for (i = 0; i < 8; i++) {
+        a[i] = dp_qp(d, &q, 0, PVRDMA_ACCESS_LOCAL_WRITE);
+        b[i] = dp_qp(d, &qs, 0, PVRDMA_ACCESS_LOCAL_WRITE);
+    }
+    for (i = 0; i < 8; i++) {
+        /* The longest RNR timer (655 ms): only the doorbell wakes them. */
+        rc_connect(d, a[i], b[i]->qpn, ACC_ALL, 0, 7);
+        rc_connect(d, b[i], a[i]->qpn, ACC_ALL, 0, 7);
+        post_send(d, a[i], wqe(0xa0 + i, PVRDMA_WR_SEND,
+                               PVRDMA_SEND_SIGNALED, 1), &s, 1);
+    }
+    expect_no_cqe(d, d->scq);
+    for (i = 0; i < 8; i++) {
+        pv_rq_put(d->pv, &srq->ring, 0xb0 + i, 1, &r, 1);
+    }
+    pv_srq_db(d->pv, srq);
+    expect_each_once(d, d->rcq, 0xb0, 8);
+    expect_each_once(d, d->scq, 0xa0, 8);
+    check_fill(d, dp, PAGE, 0x4d, 0);
+    g_assert_cmpuint(work_bytes_max(d), <=, WORK_BOUND);
+    pv_srq_free(srq);
+    dp_free(d);
+}
+
+/*
  * AUDIT 11: the ibverbs backend hands receives to the host QP from INIT
  * on.  A bad one, posted in RESET and found by the modify to INIT, moves
  * the QP to ERR; main then wrote INIT over that, so a send posted next
@@ -3365,6 +3592,12 @@ int main(int argc, char **argv)
                    test_reentrant_msix_request);
     qtest_add_func("/pvrdma/regression/bad-recv-found-by-modify",
                    test_bad_recv_found_by_modify);
+    qtest_add_func("/pvrdma/datapath/rc/long-messages",
+                   test_rc_long_messages);
+    qtest_add_func("/pvrdma/regression/two-gib-send-bounded",
+                   test_two_gib_send_bounded);
+    qtest_add_func("/pvrdma/regression/many-senders-one-srq-bounded",
+                   test_many_senders_one_srq_bounded);
     qtest_add_func("/pvrdma/regression/dma-mr-local-only",
                    test_dma_mr_local_only);
     qtest_add_func("/pvrdma/regression/ibverbs-dma-mr-below-1mib",

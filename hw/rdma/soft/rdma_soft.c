@@ -59,11 +59,16 @@ static int rdma_soft_modify_qp(RdmaBackend *be, RdmaQp *qp, uint32_t mask,
 {
     RdmaSoftQp *sqp = qp->be;
 
-    /* RESET forgets a WR waiting for an RNR retry, without completion. */
+    /*
+     * RESET forgets a WR waiting for an RNR retry or its next step, without
+     * completion, and any receive WQE a long message took from this QP.
+     */
     if (attr->qp_state == RDMA_QPS_RESET) {
         timer_del(sqp->rnr_timer);
         sqp->rnr_due = false;
+        rdma_soft_msg_abort(sqp);
         rdma_soft_set_stalled(sqp, false);
+        rdma_soft_msg_forget_dst(sqp->soft, qp);
     }
     return 0;
 }
@@ -73,7 +78,9 @@ static void rdma_soft_destroy_qp(RdmaBackend *be, RdmaQp *qp)
     RdmaSoftQp *sqp = qp->be;
 
     trace_rdma_soft_destroy("qp", qp->handle);
+    rdma_soft_msg_abort(sqp);
     rdma_soft_set_stalled(sqp, false);
+    rdma_soft_msg_forget_dst(sqp->soft, qp);
     timer_free(sqp->rnr_timer);
     g_free(sqp);
     qp->be = NULL;

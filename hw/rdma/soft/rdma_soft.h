@@ -35,6 +35,15 @@ typedef struct RdmaSoftQp {
     QEMUTimer *rnr_timer;
     bool rnr_due;                   /* timer expired, retry pending */
     bool retrying;
+    /*
+     * A message longer than RDMA_WR_STEP is placed in steps: the WR waits
+     * in @stalled (as for an RNR retry, but due at once) with what is
+     * placed of it, and the receive WQE its first step took (a SEND).
+     */
+    uint64_t msg_done;
+    RdmaRecvWr msg_rwr;
+    bool msg_has_rwr;
+    uint32_t msg_dst_qpn;
 } RdmaSoftQp;
 
 struct RdmaSoft {
@@ -74,7 +83,7 @@ bool rdma_soft_remote_seg(RdmaResources *rm, const RdmaQp *qp, uint64_t va,
                           uint32_t rkey, uint64_t len, uint32_t access,
                           RdmaSoftSgl *sgl);
 bool rdma_soft_copy(PCIDevice *pdev, RdmaSoftSgl *dst, uint64_t dst_off,
-                    RdmaSoftSgl *src, uint64_t len);
+                    RdmaSoftSgl *src, uint64_t src_off, uint64_t len);
 bool rdma_soft_write_buf(PCIDevice *pdev, RdmaSoftSgl *dst, uint64_t off,
                          const void *buf, uint64_t len);
 bool rdma_soft_atomic(PCIDevice *pdev, RdmaSoftSgl *remote,
@@ -85,6 +94,8 @@ bool rdma_soft_atomic(PCIDevice *pdev, RdmaSoftSgl *remote,
 void rdma_soft_post_send(RdmaBackend *be, RdmaQp *qp, const RdmaSendWr *wr);
 void rdma_soft_recv_posted(RdmaBackend *be, RdmaQp *qp, RdmaSrq *srq);
 void rdma_soft_flush_qp(RdmaBackend *be, RdmaQp *qp);
+void rdma_soft_msg_abort(RdmaSoftQp *sqp);
+void rdma_soft_msg_forget_dst(RdmaSoft *soft, RdmaQp *dst);
 void rdma_soft_rnr_timer(void *opaque);
 void rdma_soft_retry_bh(void *opaque);
 

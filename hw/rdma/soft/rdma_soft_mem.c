@@ -213,7 +213,7 @@ static void *rdma_soft_map_get(RdmaSoftMap *m, uint64_t gpa, uint64_t *n)
 }
 
 bool rdma_soft_copy(PCIDevice *pdev, RdmaSoftSgl *dst, uint64_t dst_off,
-                    RdmaSoftSgl *src, uint64_t len)
+                    RdmaSoftSgl *src, uint64_t src_off, uint64_t len)
 {
     AddressSpace *as = pci_get_address_space(pdev);
     RdmaSoftMap dm = { .pdev = pdev, .as = as,
@@ -225,7 +225,7 @@ bool rdma_soft_copy(PCIDevice *pdev, RdmaSoftSgl *dst, uint64_t dst_off,
     bool ok = true;
 
     rdma_soft_cursor_init(&d, dst, dst_off);
-    rdma_soft_cursor_init(&s, src, 0);
+    rdma_soft_cursor_init(&s, src, src_off);
     while (len) {
         uint64_t n;
         void *dp, *sp;

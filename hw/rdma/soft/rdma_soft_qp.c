@@ -30,6 +30,7 @@ typedef enum RdmaSoftAck {
     RDMA_NAK_REM_ACCESS,            /* remote access error */
     RDMA_NAK_REM_OP,                /* remote operational error */
     RDMA_NO_ANSWER,                 /* nobody there: retries run out */
+    RDMA_MORE,                      /* ACK of one step of a long message */
 } RdmaSoftAck;
 
 static const RdmaWcStatus rdma_soft_ack_status[] = {
@@ -132,6 +133,7 @@ static void rdma_soft_complete_send(RdmaResources *rm, RdmaQp *qp,
 static void rdma_soft_fail(RdmaResources *rm, RdmaQp *qp,
                            const RdmaSendWr *wr, RdmaWcStatus st)
 {
+    rdma_soft_msg_abort(qp->be);
     rdma_soft_complete_send(rm, qp, wr, st, 0);
     rdma_rm_qp_send_error(rm, qp, RDMA_EVENT_NONE);
 }
@@ -154,31 +156,48 @@ static bool rdma_soft_qp_receives(const RdmaQp *qp)
            qp->attr.qp_state == RDMA_QPS_SQE;
 }
 
+/* The bytes of a @total-byte message that the current step places. */
+static uint64_t rdma_soft_step(const RdmaQp *src, uint64_t total)
+{
+    RdmaSoftQp *sqp = src->be;
+
+    return MIN(total - sqp->msg_done, RDMA_WR_STEP);
+}
+
 /*
  * Responder: a message (SEND, SEND_WITH_IMM, or the immediate of an RDMA
- * WRITE) arrives at @dst and consumes a receive WQE.
+ * WRITE) arrives at @dst and consumes a receive WQE.  A SEND longer than
+ * one step takes the WQE at its first step and completes it at its last.
  */
 static RdmaSoftAck rdma_soft_respond_recv(RdmaSoft *soft, RdmaQp *src,
                                           RdmaQp *dst, const RdmaSendWr *wr,
                                           RdmaSoftSgl *data, bool write_imm)
 {
     RdmaResources *rm = soft->be.rm;
+    RdmaSoftQp *sqp = src->be;
     bool ud = dst->type != RDMA_QPT_RC;
     uint64_t len = write_imm ? 0 : data->total;
     uint64_t need = len + (ud ? RDMA_GRH_SIZE : 0);
+    uint64_t step = write_imm ? 0 : rdma_soft_step(src, len);
     RdmaRecvWr rwr;
     RdmaSoftSgl rsgl;
     RdmaWc wc = { .src_qp = src->qpn };
     int ret;
 
-    ret = rm->fe->next_recv(rm->fe_opaque, dst, &rwr);
-    if (ret == -EAGAIN) {
-        return RDMA_NAK_RNR;
+    if (sqp->msg_has_rwr) {
+        rwr = sqp->msg_rwr;             /* taken by the first step */
+        sqp->msg_has_rwr = false;
+    } else {
+        ret = rm->fe->next_recv(rm->fe_opaque, dst, &rwr);
+        if (ret == -EAGAIN) {
+            return RDMA_NAK_RNR;
+        }
+        if (ret < 0) {
+            rdma_rm_qp_error(rm, dst, RDMA_EVENT_QP_FATAL);
+            return RDMA_NAK_REM_OP;
+        }
     }
-    if (ret < 0) {
-        rdma_rm_qp_error(rm, dst, RDMA_EVENT_QP_FATAL);
-        return RDMA_NAK_REM_OP;
-    }
+    /* The WQE's SGEs again at every step: the guest may have changed MRs. */
     wc.status = rdma_soft_local_sgl(rm, dst->pd_handle, rwr.sge, rwr.num_sge,
                                     RDMA_ACCESS_LOCAL_WRITE, &rsgl);
     if (wc.status == RDMA_WC_SUCCESS && rsgl.total < need) {
@@ -196,9 +215,17 @@ static RdmaSoftAck rdma_soft_respond_recv(RdmaSoft *soft, RdmaQp *src,
             wc.status = RDMA_WC_LOC_PROT_ERR;
         }
     }
-    if (wc.status == RDMA_WC_SUCCESS && len &&
-        !rdma_soft_copy(rm->pdev, &rsgl, ud ? RDMA_GRH_SIZE : 0, data, len)) {
+    if (wc.status == RDMA_WC_SUCCESS && step &&
+        !rdma_soft_copy(rm->pdev, &rsgl,
+                        (ud ? RDMA_GRH_SIZE : 0) + sqp->msg_done, data,
+                        sqp->msg_done, step)) {
         wc.status = RDMA_WC_LOC_PROT_ERR;
+    }
+    if (wc.status == RDMA_WC_SUCCESS && sqp->msg_done + step < len) {
+        sqp->msg_rwr = rwr;             /* more steps to come */
+        sqp->msg_has_rwr = true;
+        sqp->msg_dst_qpn = dst->qpn;
+        return RDMA_MORE;
     }
     if (wc.status == RDMA_WC_SUCCESS &&
         wr->opcode == RDMA_WR_SEND_WITH_INV) {
@@ -228,6 +255,7 @@ static RdmaSoftAck rdma_soft_respond_rdma(RdmaSoft *soft, RdmaQp *src,
                                           RdmaSoftSgl *local)
 {
     RdmaResources *rm = soft->be.rm;
+    uint64_t done = ((RdmaSoftQp *)src->be)->msg_done, step;
     RdmaSoftSgl remote;
     uint64_t orig;
     RdmaSoftAck ack;
@@ -247,9 +275,13 @@ static RdmaSoftAck rdma_soft_respond_rdma(RdmaSoft *soft, RdmaQp *src,
          * only for data that is in place.  An RNR NAK then costs a second
          * placement of the same data on the retry, as on a real link.
          */
-        if (local->total &&
-            !rdma_soft_copy(rm->pdev, &remote, 0, local, local->total)) {
+        step = rdma_soft_step(src, local->total);
+        if (step &&
+            !rdma_soft_copy(rm->pdev, &remote, done, local, done, step)) {
             return RDMA_NAK_REM_ACCESS;
+        }
+        if (done + step < local->total) {
+            return RDMA_MORE;
         }
         if (wr->opcode == RDMA_WR_RDMA_WRITE_WITH_IMM) {
             ack = rdma_soft_respond_recv(soft, src, dst, wr, local, true);
@@ -259,14 +291,15 @@ static RdmaSoftAck rdma_soft_respond_rdma(RdmaSoft *soft, RdmaQp *src,
         }
         return RDMA_ACK;
     case RDMA_WR_RDMA_READ:
+        step = rdma_soft_step(src, local->total);
         if (local->total &&
             (!rdma_soft_remote_seg(rm, dst, wr->remote_addr, wr->rkey,
                                    local->total, RDMA_ACCESS_REMOTE_READ,
                                    &remote) ||
-             !rdma_soft_copy(rm->pdev, local, 0, &remote, local->total))) {
+             !rdma_soft_copy(rm->pdev, local, done, &remote, done, step))) {
             return RDMA_NAK_REM_ACCESS;
         }
-        return RDMA_ACK;
+        return done + step < local->total ? RDMA_MORE : RDMA_ACK;
     case RDMA_WR_ATOMIC_CMP_AND_SWP:
     case RDMA_WR_ATOMIC_FETCH_AND_ADD:
         if (wr->remote_addr & 7) {
@@ -390,6 +423,72 @@ static void rdma_soft_rnr(RdmaSoftQp *sqp, const RdmaSendWr *wr,
               rdma_rnr_timer_10us[dst->attr.min_rnr_timer & 31] * 10000ll);
 }
 
+/*
+ * One step of a long message is placed: the WR waits in @sqp, due at once,
+ * and the retry bottom half places the next step within its budget.
+ */
+static void rdma_soft_more(RdmaSoftQp *sqp, const RdmaSendWr *wr,
+                           uint64_t step)
+{
+    if (!sqp->msg_done) {
+        sqp->rnr_attempts = 0;
+    }
+    if (!sqp->has_stalled) {
+        if (wr != &sqp->stalled) {
+            sqp->stalled = *wr;
+            sqp->stalled_bytes = rdma_wr_bytes(wr);
+        }
+        rdma_soft_set_stalled(sqp, true);
+    }
+    sqp->msg_done += step;
+    sqp->rnr_due = true;
+    qemu_bh_schedule(sqp->soft->retry_bh);
+}
+
+/*
+ * A long message ends before its last step (its QP failed, was flushed or
+ * destroyed, or its peer went away): the receive WQE its first step took
+ * completes with a flush error and the responder's QP goes to ERR, as on a
+ * connection whose peer stopped in the middle of a message.
+ */
+void rdma_soft_msg_abort(RdmaSoftQp *sqp)
+{
+    RdmaResources *rm = sqp->soft->be.rm;
+    RdmaQp *dst;
+
+    sqp->msg_done = 0;
+    if (!sqp->msg_has_rwr) {
+        return;
+    }
+    sqp->msg_has_rwr = false;
+    dst = rdma_rm_qp_by_num(rm, sqp->msg_dst_qpn);
+    if (dst && dst->attr.qp_state != RDMA_QPS_RESET) {
+        RdmaWc wc = { .status = RDMA_WC_WR_FLUSH_ERR,
+                      .opcode = RDMA_WC_RECV, .src_qp = sqp->qp->qpn };
+
+        rdma_soft_complete_recv(rm, dst, &sqp->msg_rwr, &wc, false);
+        rdma_rm_qp_error(rm, dst, RDMA_EVENT_QP_FATAL);
+    }
+}
+
+/*
+ * @dst goes away: a long message that took one of its receive WQEs has
+ * nobody to complete it for (its next step finds no QP and fails).
+ */
+void rdma_soft_msg_forget_dst(RdmaSoft *soft, RdmaQp *dst)
+{
+    RdmaTable *t = &soft->be.rm->tables[RDMA_RES_QP];
+
+    for (uint32_t h = 0; soft->nstalled && h < t->size; h++) {
+        RdmaQp *q = t->slots[h];
+        RdmaSoftQp *sqp = q ? q->be : NULL;
+
+        if (sqp && sqp->msg_has_rwr && sqp->msg_dst_qpn == dst->qpn) {
+            sqp->msg_has_rwr = false;
+        }
+    }
+}
+
 /* Execute one WR (an RNR NAK leaves it waiting in @sqp). */
 static void rdma_soft_execute(RdmaSoftQp *sqp, const RdmaSendWr *wr)
 {
@@ -440,11 +539,17 @@ static void rdma_soft_execute(RdmaSoftQp *sqp, const RdmaSendWr *wr)
 
     ack = rdma_soft_deliver(sqp->soft, qp, wr, &local, &dst);
     switch (ack) {
+    case RDMA_MORE:
+        rdma_soft_more(sqp, wr, rdma_soft_step(qp, local.total));
+        return;
     case RDMA_ACK:
+        sqp->msg_done = 0;
         rdma_soft_complete_send(rm, qp, wr, RDMA_WC_SUCCESS,
                                 local.total);
         return;
     case RDMA_NAK_RNR:
+        /* At the first step, or the immediate of a long WRITE: again. */
+        sqp->msg_done = 0;
         rdma_soft_rnr(sqp, wr, dst);
         return;
     case RDMA_NAK_REM_ACCESS:
@@ -522,7 +627,8 @@ static void rdma_soft_retry_or_defer(RdmaSoftQp *sqp)
     RdmaResources *rm = sqp->soft->be.rm;
 
     if (rdma_rm_budget_left(rm)) {
-        rdma_rm_budget_charge(rm, sqp->stalled_bytes);
+        rdma_rm_budget_charge(rm, MIN(sqp->stalled_bytes - sqp->msg_done,
+                                      RDMA_WR_STEP));
         rdma_soft_retry(sqp);
     } else if (!rdma_rm_stopping(rm)) {
         sqp->rnr_due = true;
@@ -586,6 +692,7 @@ void rdma_soft_flush_qp(RdmaBackend *be, RdmaQp *qp)
 
     timer_del(sqp->rnr_timer);
     sqp->rnr_due = false;
+    rdma_soft_msg_abort(sqp);
     if (sqp->has_stalled) {
         rdma_soft_set_stalled(sqp, false);
         rdma_soft_complete_send(be->rm, qp, &sqp->stalled,

@@ -179,6 +179,7 @@ static PvrdmaInfo *pvrdma_info(PvrdmaState *s)
     info->ucs = rm->tables[RDMA_RES_UC].used;
     info->mr_pages = rm->mr_pages_total;
     info->mr_pages_max = rm->limits.max_mr_pages_total;
+    info->work_bytes_max = rm->entry_bytes_max;
     if (s->backend->ops->bounds) {
         RdmaBounds b;
 

@@ -291,7 +291,7 @@ static void pvrdma_process_sq(PvrdmaState *s, RdmaQp *qp)
             rdma_rm_qp_send_error(&s->rm, qp, RDMA_EVENT_QP_REQ_ERR);
             continue;
         }
-        rdma_rm_budget_charge(&s->rm, rdma_wr_bytes(&wr));
+        rdma_rm_budget_charge(&s->rm, rdma_wr_step_bytes(&wr));
         s->backend->ops->post_send(s->backend, qp, &wr);
     }
     if (!rdma_rm_stopping(&s->rm)) {
