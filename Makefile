@@ -13,6 +13,10 @@
 #                   not a test)
 #   make bench-mr   cost of giving a 1 GiB guest MR to a host RDMA device
 #                   (host ranges for ibv_reg_mr; ibv_reg_mr in the host VM)
+#   make fuzz       coverage-guided fuzzing of the device (libFuzzer, ASan,
+#                   UBSan; FUZZ_SECONDS=600, FUZZ_ARGS e.g. "--merge"):
+#                   executions, crashes, corpus, hw/rdma line coverage
+#   make fuzz-mux   the same for rdmacm-mux's socket protocol
 #
 # Everything generated lives under build/.
 
@@ -29,12 +33,13 @@ GUEST_DEPS := linux-source-6.1 rdma-core ibverbs-providers ibverbs-utils \
 	rdmacm-utils perftest busybox-static cpio kmod
 
 .PHONY: all deps tree build build-asan check check-qtest check-abi \
-	check-guest run bench bench-mr clean distclean help
+	check-guest check-fuzz run bench bench-mr fuzz fuzz-mux clean \
+	distclean help
 
 all: build
 
 help:
-	@sed -n '2,15p' Makefile | sed 's/^# \{0,1\}//'
+	@sed -n '2,19p' Makefile | sed 's/^# \{0,1\}//'
 
 deps:
 	@bash scripts/apt-setup.sh $(BUILD_DEPS)
@@ -62,6 +67,18 @@ check-abi: deps
 check-guest: build
 	@bash scripts/apt-setup.sh $(GUEST_DEPS)
 	@bash scripts/check.sh $(TOP) $(BUILD) guest
+
+check-fuzz: deps
+	@bash scripts/check.sh $(TOP) $(BUILD) fuzz mux-fuzz
+
+FUZZ_SECONDS ?= 600
+fuzz: tree
+	@bash tests/fuzz/run.sh $(TOP) $(BUILD)/fuzz --seconds $(FUZZ_SECONDS) \
+		$(FUZZ_ARGS)
+
+fuzz-mux:
+	@bash tests/rdmacm-mux/fuzz/run.sh --seconds $(FUZZ_SECONDS) \
+		$(BUILD)/rdmacm-mux-fuzz
 
 check-slow: build
 	@bash scripts/apt-setup.sh $(GUEST_DEPS) libibumad-dev python3

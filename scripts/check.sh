@@ -7,15 +7,18 @@
 # qtest-asan (AddressSanitizer and LeakSanitizer build), guest (real Debian
 # guest with the unmodified vmw_pvrdma driver), rxe (lane 3: in a TCG host
 # VM with Linux Soft-RoCE rxe0, the rdmacm-mux tests, lane "mux", and the
-# qtests on ibdev=rxe0, lane "qtest-rxe").  Each lane prints "<lane>: N passed, N failed"; the
-# last line is the sum over all lanes, "N passed, N failed".
+# qtests on ibdev=rxe0, lane "qtest-rxe"), fuzz (the device's libFuzzer
+# build: every committed input replayed, then 3 minutes of fuzzing) and
+# mux-fuzz (rdmacm-mux's fuzz corpus replayed).  Each lane prints
+# "<lane>: N passed, N failed"; the last line is the sum over all lanes,
+# "N passed, N failed".
 set -uo pipefail
 
 top=$(cd "$1" && pwd)
 build=$(cd "$2" && pwd)
 shift 2
 lanes=("$@")
-[ ${#lanes[@]} -gt 0 ] || lanes=(abi unit qtest qtest-asan guest rxe)
+[ ${#lanes[@]} -gt 0 ] || lanes=(abi unit qtest qtest-asan fuzz mux-fuzz guest rxe)
 
 total_pass=0
 total_fail=0
@@ -126,6 +129,17 @@ for lane in "${lanes[@]}"; do
             bash "$top/tests/guest/check.sh" --datapath 2>&1 |
             tee "$logdir/guest.log"
         count guest "$logdir/guest.log"
+        ;;
+    fuzz)
+        run_script fuzz '^(\[fuzz\] (FAIL|replay on)|executions:|crashes:|  /|coverage )' \
+            "libFuzzer on the device: committed inputs, then ${PVRDMA_CHECK_FUZZ_SECONDS:-180} s" \
+            "$top/tests/fuzz/run.sh" "$top" "$build/fuzz" --replay \
+            --seconds "${PVRDMA_CHECK_FUZZ_SECONDS:-180}"
+        ;;
+    mux-fuzz)
+        run_script mux-fuzz '^(not ok|coverage)' \
+            "rdmacm-mux's fuzz corpus replayed" \
+            "$top/tests/rdmacm-mux/fuzz/run.sh" --replay "$build/rdmacm-mux-fuzz"
         ;;
     *)
         echo "unknown lane $lane" >&2

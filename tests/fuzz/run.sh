@@ -25,8 +25,9 @@
 # executions, crashes (with their files), corpus size, the line coverage of
 # hw/rdma that all inputs reach (from the line counters the build has in
 # hw/rdma), the fuzzing time of all sessions in <build-dir>/history, and
-# "fuzz: N passed, N failed": one test per replayed input and one for the
-# fuzzing session, each crash a failure.
+# "fuzz: N passed, N failed": one test per target whose replay of every
+# committed input passed and one per fuzzing session without a crash;
+# each input that fails its replay and each crash found is a failure.
 set -euo pipefail
 
 top=$(cd "$1" && pwd)
@@ -103,6 +104,7 @@ committed() {
 # go on in a new process.  Leaks are looked for when the process ends.
 replay_inputs() {
     local target=$1 log=$logs/replay-$1.log files=() rest n last rc
+    local failed_before=$fail ran=0
     mapfile -t files < <(committed)
     : > "$log"
     say "replaying ${#files[@]} committed inputs on $target"
@@ -113,7 +115,7 @@ replay_inputs() {
             > "$log.part" 2>&1 || rc=$?
         cat "$log.part" >> "$log"
         n=$(grep -c '^Executed ' "$log.part" || true)
-        pass=$((pass + n))
+        ran=$((ran + n))
         if [ "$rc" = 0 ]; then
             break
         fi
@@ -135,6 +137,9 @@ replay_inputs() {
         fi
     done
     rm -f "$log.part"
+    say "replay on $target: $ran inputs ran clean," \
+        "$((fail - failed_before)) failed"
+    [ "$fail" -eq "$failed_before" ] && pass=$((pass + 1))
 }
 
 execs_total=0
