@@ -75,6 +75,11 @@ typedef struct RdmaBackendOps {
     int (*host_gid_index)(RdmaBackend *be, uint32_t index);
     void (*del_gid)(RdmaBackend *be, uint32_t index, const RdmaGid *gid);
     void (*destroy)(RdmaBackend *be);
+    /*
+     * Optional: what the agent that carries the GID's MADs (rdmacm-mux)
+     * said of guest GID @index, as text for query-pvrdma (g_free it).
+     */
+    char *(*gid_agent_state)(RdmaBackend *be, uint32_t index);
     /* Optional: how much of its host budgets the backend uses. */
     void (*bounds)(RdmaBackend *be, RdmaBounds *b);
     /*

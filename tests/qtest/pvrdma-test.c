@@ -1323,6 +1323,66 @@ static void test_ibverbs_map_runs_device_wide(void)
     pv_stop(pv);
 }
 
+/* What rdmacm-mux said of guest GID @index (query-pvrdma), once known. */
+static char *gid_mux_state(Pv *pv, uint32_t index)
+{
+    for (int tries = 0; tries < 500; tries++) {
+        QDict *resp = qtest_qmp(pv->qts, "{'execute': 'query-pvrdma'}");
+        QDict *info = qobject_to(QDict,
+                                 qlist_peek(qdict_get_qlist(resp, "return")));
+        QDict *g = query_gid(qdict_get_qlist(info, "gids"), index);
+        char *st = g && qdict_haskey(g, "mux") ?
+                   g_strdup(qdict_get_str(g, "mux")) : NULL;
+
+        qobject_unref(resp);
+        if (!st || strcmp(st, "pending")) {
+            return st;
+        }
+        g_free(st);
+        g_usleep(10 * 1000);
+    }
+    return g_strdup("pending");
+}
+
+/*
+ * AUDIT 7, QEMU's side: rdmacm-mux refuses a GID that another VM holds;
+ * the device says so in query-pvrdma and the log (main only warned
+ * "refused request N", with nothing to tell which GID), and the VM can
+ * claim it once the other lets it go.
+ */
+static void test_ibverbs_gid_held_elsewhere(void)
+{
+    static const uint8_t gid[16] = { [10] = 0xff, [11] = 0xff, 10, 0, 9, 9 };
+    g_autofree char *held = NULL, *refused = NULL, *later = NULL;
+    Pv *a, *b;
+
+    if (!pv_ibverbs()) {
+        g_test_skip("GIDs are claimed from rdmacm-mux with ibdev= only");
+        return;
+    }
+    a = pv_probe();
+    b = pv_probe();
+    g_assert_cmpuint(gid_bind_gid(a, 3, gid), ==, ERR_OK);
+    held = gid_mux_state(a, 3);
+    g_assert_cmpstr(held, ==, "held");
+    g_assert_cmpuint(gid_bind_gid(b, 3, gid), ==, ERR_OK);
+    refused = gid_mux_state(b, 3);
+    g_assert_cmpstr(refused, ==, "refused: Address already in use");
+    g_assert_cmpuint(gid_unbind_gid(a, 3, gid), ==, ERR_OK);
+    for (int tries = 0; tries < 50; tries++) {
+        g_free(later);
+        g_assert_cmpuint(gid_bind_gid(b, 3, gid), ==, ERR_OK);
+        later = gid_mux_state(b, 3);
+        if (!g_strcmp0(later, "held")) {
+            break;
+        }
+        g_usleep(20 * 1000);
+    }
+    g_assert_cmpstr(later, ==, "held");
+    pv_stop(a);
+    pv_stop(b);
+}
+
 /* The ibverbs backend's realize errors */
 
 /*
@@ -1640,6 +1700,8 @@ int main(int argc, char **argv)
                    test_gid_replace_announces_removal);
     qtest_add_func("/pvrdma/regression/gid-event-flood",
                    test_gid_event_flood);
+    qtest_add_func("/pvrdma/regression/ibverbs-gid-held-elsewhere",
+                   test_ibverbs_gid_held_elsewhere);
     qtest_add_func("/pvrdma/regression/ring-pages-repeated",
                    test_ring_pages_repeated);
     qtest_add_func("/pvrdma/regression/ibverbs-map-runs-device-wide",

@@ -301,7 +301,7 @@ static int rdma_ibv_add_gid(RdmaBackend *be, uint32_t index,
     RdmaIbv *ibv = rdma_ibv(be);
 
     ibv->host_gid[index] = -1;
-    rdma_ibv_mad_gid(ibv, gid->gid, true);
+    rdma_ibv_mad_gid(ibv, index, gid->gid, true);
     return 0;
 }
 
@@ -311,7 +311,7 @@ static void rdma_ibv_del_gid(RdmaBackend *be, uint32_t index,
     RdmaIbv *ibv = rdma_ibv(be);
 
     ibv->host_gid[index] = -1;
-    rdma_ibv_mad_gid(ibv, gid->gid, false);
+    rdma_ibv_mad_gid(ibv, index, gid->gid, false);
 }
 
 /* Protection domains and their address handles */
@@ -931,6 +931,7 @@ static const RdmaBackendOps rdma_ibv_ops = {
     .post_send = rdma_ibv_post_send,
     .recv_posted = rdma_ibv_recv_posted,
     .bounds = rdma_ibv_bounds,
+    .gid_agent_state = rdma_ibv_mad_gid_state,
     .flush_qp = rdma_ibv_flush_qp,
     .destroy_qp = rdma_ibv_destroy_qp,
     .qp_state = rdma_ibv_qp_state,

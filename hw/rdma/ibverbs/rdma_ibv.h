@@ -129,7 +129,18 @@ struct RdmaIbv {
     GByteArray *mad_out;
     guint mad_watch;
     uint32_t mad_seq;
+    /*
+     * What rdmacm-mux said of the REGISTER of each guest GID: the
+     * request's seq while it waits for the reply, and RDMA_IBV_MUX_*
+     * or the daemon's negative errno.
+     */
+    uint32_t mux_seq[256];
+    int mux_state[256];
 };
+
+#define RDMA_IBV_MUX_HELD       0
+#define RDMA_IBV_MUX_PENDING    1
+#define RDMA_IBV_MUX_OFFLINE    2       /* not connected when it was bound */
 
 static inline RdmaIbv *rdma_ibv(RdmaBackend *be)
 {
@@ -157,7 +168,9 @@ uint32_t rdma_ibv_access(uint32_t guest_access);
 /* rdma_ibv_mad.c */
 bool rdma_ibv_mad_init(RdmaIbv *ibv, CharBackend *chr, Error **errp);
 void rdma_ibv_mad_fini(RdmaIbv *ibv);
-void rdma_ibv_mad_gid(RdmaIbv *ibv, const uint8_t *gid, bool add);
+void rdma_ibv_mad_gid(RdmaIbv *ibv, uint32_t index, const uint8_t *gid,
+                      bool add);
+char *rdma_ibv_mad_gid_state(RdmaBackend *be, uint32_t index);
 void rdma_ibv_mad_send(RdmaIbv *ibv, RdmaQp *qp, const RdmaSendWr *wr);
 
 #endif

@@ -21,6 +21,7 @@
 #include "qemu/log.h"
 #include "system/runstate.h"
 #include "qemu/units.h"
+#include "qemu/sockets.h"
 #include "rdma_ibv.h"
 #include "hw/rdma/trace.h"
 #include "../../../contrib/rdmacm-mux/rdmacm-mux.h"
@@ -61,36 +62,107 @@ static gboolean rdma_ibv_mad_writable(void *do_not_use, GIOCondition cond,
     return G_SOURCE_REMOVE;
 }
 
-static bool rdma_ibv_mad_msg(RdmaIbv *ibv, uint16_t type, const void *body,
-                             uint32_t len)
+/* Queue a request; its seq, or 0 when it cannot go out. */
+static uint32_t rdma_ibv_mad_msg(RdmaIbv *ibv, uint16_t type,
+                                 const void *body, uint32_t len)
 {
     RdmaCmMuxHdr h = {
         .magic = RDMACM_MUX_MAGIC,
         .version = RDMACM_MUX_VERSION,
         .type = type,
-        .seq = ++ibv->mad_seq,
         .len = len,
     };
 
     if (!qemu_chr_fe_backend_open(ibv->mad_chr) ||
         ibv->mad_out->len + sizeof(h) + len > RDMA_IBV_MAD_OUT_MAX) {
-        return false;
+        return 0;
     }
+    /* seq 0 is the daemon's: a notice that answers no request. */
+    h.seq = ++ibv->mad_seq ? ibv->mad_seq : ++ibv->mad_seq;
     g_byte_array_append(ibv->mad_out, (const guint8 *)&h, sizeof(h));
     g_byte_array_append(ibv->mad_out, body, len);
     rdma_ibv_mad_flush(ibv);
-    return true;
+    return h.seq;
 }
 
-void rdma_ibv_mad_gid(RdmaIbv *ibv, const uint8_t *gid, bool add)
+void rdma_ibv_mad_gid(RdmaIbv *ibv, uint32_t index, const uint8_t *gid,
+                      bool add)
 {
     RdmaCmMuxGid g;
+    uint32_t seq;
 
     memcpy(g.gid, gid, 16);
-    if (!rdma_ibv_mad_msg(ibv, add ? RDMACM_MUX_REGISTER
-                                   : RDMACM_MUX_UNREGISTER, &g, sizeof(g))) {
+    seq = rdma_ibv_mad_msg(ibv, add ? RDMACM_MUX_REGISTER
+                                    : RDMACM_MUX_UNREGISTER, &g, sizeof(g));
+    if (!seq) {
         warn_report("pvrdma: cannot tell rdmacm-mux about a GID: not "
                     "connected");
+    }
+    if (index < ARRAY_SIZE(ibv->mux_seq)) {
+        ibv->mux_seq[index] = add ? seq : 0;
+        ibv->mux_state[index] = !add ? RDMA_IBV_MUX_OFFLINE :
+                                seq ? RDMA_IBV_MUX_PENDING :
+                                RDMA_IBV_MUX_OFFLINE;
+    }
+}
+
+char *rdma_ibv_mad_gid_state(RdmaBackend *be, uint32_t index)
+{
+    RdmaIbv *ibv = rdma_ibv(be);
+    int st = index < ARRAY_SIZE(ibv->mux_state) ? ibv->mux_state[index]
+                                                 : RDMA_IBV_MUX_OFFLINE;
+
+    switch (st) {
+    case RDMA_IBV_MUX_HELD:
+        return g_strdup("held");
+    case RDMA_IBV_MUX_PENDING:
+        return g_strdup("pending");
+    case RDMA_IBV_MUX_OFFLINE:
+        return g_strdup("not registered (rdmacm-mux not connected)");
+    default:
+        return g_strdup_printf("refused: %s", strerror(-st));
+    }
+}
+
+/*
+ * rdmacm-mux answered request @seq with @status.  A refused GID cannot
+ * carry RDMA-CM for the guest (its MADs go to whoever holds it, its sends
+ * are refused), which management must hear of: query-pvrdma shows it, and
+ * the log says why.  Each refusal answers one CREATE_BIND of the guest, so
+ * it is logged as a guest error (rate: the guest's).
+ */
+static void rdma_ibv_mad_reply(RdmaIbv *ibv, uint32_t seq, int status)
+{
+    RdmaResources *rm = ibv->be.rm;
+    char text[INET6_ADDRSTRLEN];
+
+    if (seq == 0) {
+        error_report("pvrdma: %s: rdmacm-mux closes the connection: %s",
+                     ibv->ibdev, status == -EUSERS ?
+                     "too many clients (see its --max-clients-per-uid)" :
+                     status == -ETIMEDOUT ?
+                     "evicted as idle (no GID held; see --idle-timeout)" :
+                     strerror(-status));
+        return;
+    }
+    for (uint32_t i = 0; rm->gids && i < rm->limits.gid_tbl_len; i++) {
+        if (ibv->mux_seq[i] != seq) {
+            continue;
+        }
+        ibv->mux_seq[i] = 0;
+        ibv->mux_state[i] = status;
+        if (status < 0) {
+            inet_ntop(AF_INET6, rm->gids[i].gid, text, sizeof(text));
+            qemu_log_mask(LOG_GUEST_ERROR, "pvrdma: %s: rdmacm-mux refused "
+                          "GID %u (%s): %s\n", ibv->ibdev, i, text,
+                          status == -EADDRINUSE ? "another client holds it" :
+                          status == -EACCES ? "not allowed for this QEMU's "
+                          "user (--allow-gids)" : strerror(-status));
+        }
+        return;
+    }
+    if (status < 0) {
+        trace_rdma_ibv_mad_drop("rdmacm-mux refused a request");
     }
 }
 
@@ -270,10 +342,7 @@ static bool rdma_ibv_mad_handle(RdmaIbv *ibv, const RdmaCmMuxHdr *h,
         rdma_ibv_mad_deliver(ibv, (const RdmaCmMuxMad *)body);
         return true;
     case RDMACM_MUX_REPLY:
-        if (h->status < 0) {
-            warn_report("pvrdma: rdmacm-mux refused request %u: %s", h->seq,
-                        strerror(-h->status));
-        }
+        rdma_ibv_mad_reply(ibv, h->seq, h->status);
         return h->len == 0;
     default:
         return false;
@@ -336,7 +405,7 @@ static void rdma_ibv_mad_event(void *opaque, QEMUChrEvent event)
         g_byte_array_set_size(ibv->mad_in, 0);
         for (uint32_t i = 0; rm->gids && i < rm->limits.gid_tbl_len; i++) {
             if (rm->gids[i].valid) {
-                rdma_ibv_mad_gid(ibv, rm->gids[i].gid, true);
+                rdma_ibv_mad_gid(ibv, i, rm->gids[i].gid, true);
             }
         }
         break;
@@ -348,6 +417,10 @@ static void rdma_ibv_mad_event(void *opaque, QEMUChrEvent event)
                     "connections cannot be set up until it is back");
         g_byte_array_set_size(ibv->mad_in, 0);
         g_byte_array_set_size(ibv->mad_out, 0);
+        for (uint32_t i = 0; i < ARRAY_SIZE(ibv->mux_state); i++) {
+            ibv->mux_seq[i] = 0;
+            ibv->mux_state[i] = RDMA_IBV_MUX_OFFLINE;
+        }
         break;
     default:
         break;

@@ -169,6 +169,9 @@ static PvrdmaInfo *pvrdma_info(PvrdmaState *s)
             g->has_host_index = h >= 0;
             g->host_index = h >= 0 ? h : 0;
         }
+        if (s->backend->ops->gid_agent_state) {
+            g->mux = s->backend->ops->gid_agent_state(s->backend, i);
+        }
         QAPI_LIST_APPEND(tail, g);
     }
     info->pds = rm->tables[RDMA_RES_PD].used;
