@@ -71,7 +71,7 @@ finish() { verdict_summary guest; }
 
 # The data-path tests, named after their programs, and the guest's
 # scenario (= console section) behind each.
-dp_tests=(rc-pingpong ud-pingpong srq-pingpong ib-send-bw ib-send-bw-ud
+dp_tests=(rc-pingpong rc-pingpong-4m ud-pingpong srq-pingpong ib-send-bw ib-send-bw-ud
           ib-write-bw ib-read-bw ib-atomic-bw ib-send-lat ib-send-lat-ud
           ib-write-lat ib-read-lat rping nvmeof-rdma)
 [ "$rxe" = 1 ] && { datapath=1; pvrdma=0; }
@@ -471,6 +471,7 @@ dp() {
         "$(echo "$s" | sed -n '/^--- stuck tasks/,$p' | head -12)"
 }
 t_rc_pingpong() { dp rc-pingpong rc_pingpong chk_pingpong; }
+t_rc_pingpong_4m() { dp rc-pingpong-4m rc_pingpong_4m chk_pingpong; }
 t_ud_pingpong() { dp ud-pingpong ud_pingpong chk_pingpong; }
 t_srq_pingpong() { dp srq-pingpong srq_pingpong chk_pingpong; }
 t_ib_send_bw() { dp ib-send-bw ib_send_bw chk_perf bw 65536 both; }
