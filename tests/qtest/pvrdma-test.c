@@ -1323,6 +1323,43 @@ static void test_ibverbs_map_runs_device_wide(void)
     pv_stop(pv);
 }
 
+/*
+ * AUDIT 8: the host queue entries of one device are bounded (2^20, shown
+ * by query-pvrdma).  QPs of 4096 send and 4096 receive WRs, on rings of
+ * distinct pages (some 400 KiB of guest RAM each), are accepted until
+ * the bound and then refused; main took as many as the guest asked for.
+ */
+static void test_ibverbs_host_queue_budget(void)
+{
+    QpSpec q;
+    Pv *pv;
+    QDict *resp, *info;
+    uint32_t qpn, h, n = 0;
+    int64_t used, max;
+
+    if (!pv_ibverbs()) {
+        g_test_skip("host queues are the ibverbs backend's");
+        return;
+    }
+    pv = pv_probe();
+    q = basic_qp(pv, PVRDMA_QPT_RC);        /* a CQ of 64: 256 host CQEs */
+    q.send_wr = q.recv_wr = 4096;
+    q.send_sge = q.recv_sge = 1;
+    while (n < 140 && create_qp(pv, &q, &qpn, &h) == ERR_OK) {
+        n++;
+    }
+    g_assert_cmpuint(n, ==, ((1 << 20) - 256) / 8192);
+    resp = qtest_qmp(pv->qts, "{'execute': 'query-pvrdma'}");
+    info = qobject_to(QDict, qlist_peek(qdict_get_qlist(resp, "return")));
+    g_assert_true(qdict_haskey(info, "host-queue-entries-max"));
+    used = qdict_get_int(info, "host-queue-entries");
+    max = qdict_get_int(info, "host-queue-entries-max");
+    g_assert_cmpint(max, ==, 1 << 20);
+    g_assert_cmpint(used, ==, 256 + (int64_t)n * 8192);
+    qobject_unref(resp);
+    pv_stop(pv);
+}
+
 /* What rdmacm-mux said of guest GID @index (query-pvrdma), once known. */
 static char *gid_mux_state(Pv *pv, uint32_t index)
 {
@@ -1700,6 +1737,8 @@ int main(int argc, char **argv)
                    test_gid_replace_announces_removal);
     qtest_add_func("/pvrdma/regression/gid-event-flood",
                    test_gid_event_flood);
+    qtest_add_func("/pvrdma/regression/ibverbs-host-queue-budget",
+                   test_ibverbs_host_queue_budget);
     qtest_add_func("/pvrdma/regression/ibverbs-gid-held-elsewhere",
                    test_ibverbs_gid_held_elsewhere);
     qtest_add_func("/pvrdma/regression/ring-pages-repeated",
