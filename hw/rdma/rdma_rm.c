@@ -1177,13 +1177,15 @@ int rdma_rm_modify_qp(RdmaResources *rm, uint32_t handle, uint32_t mask,
         return 0;
     }
     /*
-     * Receives posted while the QP could not take them (ibverbs hands
-     * them to the host QP from INIT on), only now that the new state is
-     * committed: a bad one moves the QP to ERR, and nothing here may
-     * write the state over that (AUDIT 11).
+     * Receives posted in RESET, which the QP can take from INIT on
+     * (ibverbs hands them to the host QP then), only now that the new
+     * state is committed: a bad one moves the QP to ERR, and nothing here
+     * may write the state over that (AUDIT 11).  Only on entering INIT:
+     * later the RECV doorbell hands them over, and the soft backend would
+     * take a call here as a reason to retry senders in RNR early.
      */
-    if ((mask & RDMA_QP_STATE) && next.qp_state != RDMA_QPS_RESET &&
-        !qp->is_srq) {
+    if ((mask & RDMA_QP_STATE) && next.qp_state == RDMA_QPS_INIT &&
+        cur == RDMA_QPS_RESET && !qp->is_srq) {
         rm->backend->ops->recv_posted(rm->backend, qp, NULL);
     }
     if (qp->attr.qp_state == RDMA_QPS_RTS) {
