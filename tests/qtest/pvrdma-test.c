@@ -1202,7 +1202,7 @@ static void test_gid_replace_announces_removal(void)
 
 /*
  * AUDIT 6: a guest rebinding in a loop gets a bounded number of events
- * (a burst of 32 before virtual time passes, docs/pvrdma.txt 6) and
+ * (a burst of 32 before virtual time passes, docs/pvrdma.txt 3.1.1) and
  * management still ends up holding exactly the table.
  */
 static void test_gid_event_flood(void)
