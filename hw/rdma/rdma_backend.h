@@ -97,6 +97,12 @@ struct RdmaBackend {
 
 RdmaBackend *rdma_soft_backend_new(RdmaResources *rm, PCIDevice *pdev,
                                    Error **errp);
+bool rdma_backend_is_soft(RdmaBackend *be);
+/*
+ * The soft engine's own state (WRs it holds, RNR timers), on a soft
+ * backend (the opaque), after the objects of vmstate_rdma_rm.
+ */
+extern const VMStateDescription vmstate_rdma_soft;
 
 typedef struct RdmaIbvConfig {
     const char *ibdev;              /* host RDMA device */

@@ -26,6 +26,11 @@ static const char *const rdma_res_names[RDMA_RES_MAX] = {
     [RDMA_RES_QP] = "qp", [RDMA_RES_SRQ] = "srq", [RDMA_RES_MR] = "mr",
 };
 
+const char *rdma_rm_type_name(RdmaResType type)
+{
+    return type < RDMA_RES_MAX ? rdma_res_names[type] : "object";
+}
+
 /* Handle tables */
 
 static bool rdma_table_init(RdmaTable *t, uint32_t size, uint32_t first)
@@ -1051,23 +1056,74 @@ bool rdma_qp_transition_ok(RdmaQpType type, RdmaQpState cur,
     return !(mask & ~(req | opt | RDMA_QP_STATE));
 }
 
+/* Why the values of @a that @mask selects are out of range, or NULL. */
+static const char *rdma_rm_qp_values_why(RdmaResources *rm, uint32_t mask,
+                                         const RdmaQpAttr *a)
+{
+    const RdmaDevLimits *l = &rm->limits;
+
+    if ((mask & RDMA_QP_STATE) && a->qp_state >= RDMA_QPS_MAX) {
+        return "invalid state";
+    }
+    if ((mask & RDMA_QP_PKEY_INDEX) && a->pkey_index >= l->max_pkeys) {
+        return "pkey_index out of range";
+    }
+    if ((mask & RDMA_QP_PORT) && a->port_num != 1) {
+        return "no such port";
+    }
+    if ((mask & RDMA_QP_ACCESS_FLAGS) &&
+        (a->qp_access_flags & ~RDMA_QP_ACCESS_ALL)) {
+        return "unknown access flags";
+    }
+    if ((mask & RDMA_QP_AV) &&
+        (a->ah.sgid_index >= l->gid_tbl_len ||
+         (a->ah.port_num != 0 && a->ah.port_num != 1))) {
+        return "invalid address vector";
+    }
+    if ((mask & RDMA_QP_PATH_MTU) &&
+        (a->path_mtu < 1 || a->path_mtu > l->max_mtu)) {
+        return "path MTU out of range";
+    }
+    if (((mask & RDMA_QP_TIMEOUT) && a->timeout > 31) ||
+        ((mask & RDMA_QP_RETRY_CNT) && a->retry_cnt > 7) ||
+        ((mask & RDMA_QP_RNR_RETRY) && a->rnr_retry > 7) ||
+        ((mask & RDMA_QP_MIN_RNR_TIMER) && a->min_rnr_timer > 31) ||
+        ((mask & RDMA_QP_PATH_MIG_STATE) && a->path_mig_state > 2)) {
+        return "timer/retry out of range";
+    }
+    if (((mask & RDMA_QP_RQ_PSN) && a->rq_psn > RDMA_MAX_PSN) ||
+        ((mask & RDMA_QP_SQ_PSN) && a->sq_psn > RDMA_MAX_PSN) ||
+        ((mask & RDMA_QP_DEST_QPN) && a->dest_qp_num > RDMA_MAX_QPN)) {
+        return "PSN or QPN above 24 bits";
+    }
+    if (((mask & RDMA_QP_MAX_QP_RD_ATOMIC) &&
+         a->max_rd_atomic > l->max_qp_init_rd_atom) ||
+        ((mask & RDMA_QP_MAX_DEST_RD_ATOMIC) &&
+         a->max_dest_rd_atomic > l->max_qp_rd_atom)) {
+        return "RDMA read/atomic depth above the limit";
+    }
+    return NULL;
+}
+
 static int rdma_rm_check_qp_attr(RdmaResources *rm, RdmaQp *qp, uint32_t mask,
                                  const RdmaQpAttr *a)
 {
-    const RdmaDevLimits *l = &rm->limits;
     RdmaQpState cur = qp->attr.qp_state;
-    RdmaQpState next = (mask & RDMA_QP_STATE) ? a->qp_state : cur;
+    RdmaQpState next;
+    const char *why;
 
     if (mask & ~RDMA_QP_ATTR_ALL) {
         return rdma_rm_reject("modify_qp", -EINVAL, "unknown mask bits");
     }
-    if ((mask & RDMA_QP_STATE) && a->qp_state >= RDMA_QPS_MAX) {
-        return rdma_rm_reject("modify_qp", -EINVAL, "invalid state");
+    why = rdma_rm_qp_values_why(rm, mask & RDMA_QP_STATE, a);
+    if (why) {
+        return rdma_rm_reject("modify_qp", -EINVAL, why);
     }
     if ((mask & RDMA_QP_CUR_STATE) && a->cur_qp_state != cur) {
         return rdma_rm_reject("modify_qp", -EINVAL,
                               "cur_qp_state differs from the QP's state");
     }
+    next = (mask & RDMA_QP_STATE) ? a->qp_state : cur;
     if (!rdma_qp_transition_ok(qp->type, cur, next, mask)) {
         return rdma_rm_reject("modify_qp", -EINVAL,
                               "transition or attribute mask not allowed");
@@ -1076,45 +1132,8 @@ static int rdma_rm_check_qp_attr(RdmaResources *rm, RdmaQp *qp, uint32_t mask,
         return rdma_rm_reject("modify_qp", -EOPNOTSUPP,
                               "alternate path and resize are not supported");
     }
-    if ((mask & RDMA_QP_PKEY_INDEX) && a->pkey_index >= l->max_pkeys) {
-        return rdma_rm_reject("modify_qp", -EINVAL, "pkey_index out of range");
-    }
-    if ((mask & RDMA_QP_PORT) && a->port_num != 1) {
-        return rdma_rm_reject("modify_qp", -EINVAL, "no such port");
-    }
-    if ((mask & RDMA_QP_ACCESS_FLAGS) &&
-        (a->qp_access_flags & ~RDMA_QP_ACCESS_ALL)) {
-        return rdma_rm_reject("modify_qp", -EINVAL, "unknown access flags");
-    }
-    if ((mask & RDMA_QP_AV) &&
-        (a->ah.sgid_index >= l->gid_tbl_len ||
-         (a->ah.port_num != 0 && a->ah.port_num != 1))) {
-        return rdma_rm_reject("modify_qp", -EINVAL, "invalid address vector");
-    }
-    if ((mask & RDMA_QP_PATH_MTU) &&
-        (a->path_mtu < 1 || a->path_mtu > l->max_mtu)) {
-        return rdma_rm_reject("modify_qp", -EINVAL, "path MTU out of range");
-    }
-    if (((mask & RDMA_QP_TIMEOUT) && a->timeout > 31) ||
-        ((mask & RDMA_QP_RETRY_CNT) && a->retry_cnt > 7) ||
-        ((mask & RDMA_QP_RNR_RETRY) && a->rnr_retry > 7) ||
-        ((mask & RDMA_QP_MIN_RNR_TIMER) && a->min_rnr_timer > 31) ||
-        ((mask & RDMA_QP_PATH_MIG_STATE) && a->path_mig_state > 2)) {
-        return rdma_rm_reject("modify_qp", -EINVAL, "timer/retry out of range");
-    }
-    if (((mask & RDMA_QP_RQ_PSN) && a->rq_psn > RDMA_MAX_PSN) ||
-        ((mask & RDMA_QP_SQ_PSN) && a->sq_psn > RDMA_MAX_PSN) ||
-        ((mask & RDMA_QP_DEST_QPN) && a->dest_qp_num > RDMA_MAX_QPN)) {
-        return rdma_rm_reject("modify_qp", -EINVAL, "PSN or QPN above 24 bits");
-    }
-    if (((mask & RDMA_QP_MAX_QP_RD_ATOMIC) &&
-         a->max_rd_atomic > l->max_qp_init_rd_atom) ||
-        ((mask & RDMA_QP_MAX_DEST_RD_ATOMIC) &&
-         a->max_dest_rd_atomic > l->max_qp_rd_atom)) {
-        return rdma_rm_reject("modify_qp", -EINVAL,
-                              "RDMA read/atomic depth above the limit");
-    }
-    return 0;
+    why = rdma_rm_qp_values_why(rm, mask & ~RDMA_QP_STATE, a);
+    return why ? rdma_rm_reject("modify_qp", -EINVAL, why) : 0;
 }
 
 static void rdma_rm_apply_qp_attr(RdmaQpAttr *d, uint32_t mask,
@@ -1327,4 +1346,324 @@ int rdma_rm_del_gid(RdmaResources *rm, uint32_t index, const uint8_t *gid)
     rm->backend->ops->del_gid(rm->backend, index, &rm->gids[index]);
     rm->gids[index].valid = false;
     return 0;
+}
+
+/*
+ * Migration: objects rebuilt from the records of an incoming stream
+ * (rdma_rm_vmstate.c).  A record is hostile input, like the command that
+ * created the object: it must pass the checks of that command, find the
+ * objects it refers to among those restored before it, and keep the
+ * handle, keys and QP number it had, which nothing else may hold.
+ */
+
+static const char *rdma_rm_restore_handle(RdmaResources *rm, RdmaResType type,
+                                          uint32_t handle)
+{
+    RdmaTable *t = &rm->tables[type];
+
+    if (handle < t->first || handle >= t->size) {
+        return "handle out of range";
+    }
+    return t->slots[handle] ? "handle used twice" : NULL;
+}
+
+static const char *rdma_rm_restore_uc(RdmaResources *rm, const RdmaUc *rec)
+{
+    RdmaTable *t = &rm->tables[RDMA_RES_UC];
+    RdmaUc *uc;
+
+    if (rec->uar_index == 0 || rec->uar_index >= rm->limits.max_uc) {
+        return "UAR page out of range";
+    }
+    for (uint32_t h = 0; h < t->size; h++) {
+        uc = t->slots[h];
+        if (uc && uc->uar_index == rec->uar_index) {
+            return "UAR page of two contexts";
+        }
+    }
+    uc = g_new0(RdmaUc, 1);
+    uc->handle = rec->handle;
+    uc->uar_index = rec->uar_index;
+    rdma_table_set(t, uc->handle, uc);
+    return NULL;
+}
+
+static const char *rdma_rm_restore_pd(RdmaResources *rm, const RdmaPd *rec)
+{
+    RdmaPd *pd;
+
+    if (!rdma_rm_ctx_ok(rm, rec->ctx_handle)) {
+        return "no such context";
+    }
+    pd = g_new0(RdmaPd, 1);
+    pd->handle = rec->handle;
+    pd->ctx_handle = rec->ctx_handle;
+    if (rm->backend->ops->create_pd &&
+        rm->backend->ops->create_pd(rm->backend, pd) < 0) {
+        g_free(pd);
+        return "backend refused the PD";
+    }
+    rdma_rm_ctx_ref(rm, pd->ctx_handle, 1);
+    rdma_table_set(&rm->tables[RDMA_RES_PD], pd->handle, pd);
+    return NULL;
+}
+
+static const char *rdma_rm_restore_ring(RdmaResources *rm, RdmaResType type,
+                                        const void *rec,
+                                        const RdmaPageList *ring)
+{
+    const char *why;
+
+    if (!rdma_page_list_ok(rm->pdev, ring, 2, rm->limits.max_ring_pages,
+                           true, &why)) {
+        return why;
+    }
+    return rm->fe->rings_ok(rm->fe_opaque, type, rec) ? NULL :
+           "rings do not fit their pages";
+}
+
+static const char *rdma_rm_restore_cq(RdmaResources *rm, RdmaCq *rec)
+{
+    RdmaCq *cq;
+    const char *why;
+
+    if (!rdma_rm_ctx_ok(rm, rec->ctx_handle)) {
+        return "no such context";
+    }
+    if (!rdma_is_pow2(rec->cqe) || rec->cqe > rm->limits.max_cqe) {
+        return "entries not a power of two within max_cqe";
+    }
+    why = rdma_rm_restore_ring(rm, RDMA_RES_CQ, rec, &rec->ring);
+    if (why) {
+        return why;
+    }
+    cq = g_memdup2(rec, sizeof(*rec));
+    cq->refs = 0;
+    cq->be = NULL;
+    if (rm->backend->ops->create_cq(rm->backend, cq) < 0) {
+        g_free(cq);
+        return "backend refused the CQ";
+    }
+    rec->ring.pages = NULL;             /* now the CQ's */
+    rdma_rm_ctx_ref(rm, cq->ctx_handle, 1);
+    rdma_table_set(&rm->tables[RDMA_RES_CQ], cq->handle, cq);
+    return NULL;
+}
+
+static const char *rdma_rm_restore_srq(RdmaResources *rm, RdmaSrq *rec)
+{
+    const RdmaDevLimits *l = &rm->limits;
+    RdmaPd *pd = rdma_rm_get(rm, RDMA_RES_PD, rec->pd_handle);
+    RdmaSrq *srq;
+    const char *why;
+
+    if (!pd) {
+        return "no such PD";
+    }
+    if (!rdma_is_pow2(rec->max_wr) || rec->max_wr > pow2ceil(l->max_srq_wr) ||
+        rec->max_sge == 0 || rec->max_sge > l->max_srq_sge ||
+        rec->srq_limit > rec->max_wr) {
+        return "max_wr, max_sge or limit out of range";
+    }
+    why = rdma_rm_restore_ring(rm, RDMA_RES_SRQ, rec, &rec->ring);
+    if (why) {
+        return why;
+    }
+    srq = g_memdup2(rec, sizeof(*rec));
+    srq->refs = 0;
+    srq->be = NULL;
+    if (rm->backend->ops->create_srq(rm->backend, srq) < 0) {
+        g_free(srq);
+        return "backend refused the SRQ";
+    }
+    rec->ring.pages = NULL;
+    pd->refs++;
+    rdma_table_set(&rm->tables[RDMA_RES_SRQ], srq->handle, srq);
+    return NULL;
+}
+
+/* What a fast-register WR checked, for an FRMR that holds a registration. */
+static const char *rdma_rm_restore_frmr_why(const RdmaMr *rec)
+{
+    if (rec->pages.npages > rec->max_pages) {
+        return "FRMR page list longer than its capacity";
+    }
+    if ((rec->lkey >> 8) != rec->handle) {
+        return "FRMR key of another MR";
+    }
+    if (rec->frmr_valid &&
+        (!rec->pages.npages ||
+         (rec->iova & (RDMA_PAGE_SIZE - 1)) + rec->length >
+         (uint64_t)rec->pages.npages * RDMA_PAGE_SIZE ||
+         rec->iova + rec->length < rec->iova)) {
+        return "FRMR range outside its pages";
+    }
+    return NULL;
+}
+
+static const char *rdma_rm_restore_mr(RdmaResources *rm, RdmaMr *rec)
+{
+    RdmaPd *pd = rdma_rm_get(rm, RDMA_RES_PD, rec->pd_handle);
+    RdmaMrReq req = {
+        .pd_handle = rec->pd_handle, .kind = rec->kind,
+        .access = rec->access, .start = rec->iova, .length = rec->length,
+        .nchunks = rec->kind == RDMA_MR_FRMR ? rec->max_pages
+                                             : rec->pages.npages,
+    };
+    const char *why;
+    RdmaMr *mr;
+
+    if (!pd) {
+        return "no such PD";
+    }
+    if (rec->kind > RDMA_MR_FRMR || (rec->access & ~RDMA_MR_ACCESS_ALL) ||
+        rec->lkey != rec->rkey) {
+        return "kind, access or keys invalid";
+    }
+    if (rdma_rm_check_mr(rm, &req) < 0) {
+        return "the MR breaks the rules of its creation";
+    }
+    if (rec->kind == RDMA_MR_FRMR) {
+        why = rdma_rm_restore_frmr_why(rec);
+    } else if (rec->lkey != rdma_mr_key(rec->handle) || rec->frmr_valid ||
+               rec->max_pages ||
+               (rec->kind == RDMA_MR_DMA &&
+                (rec->pages.npages || rec->iova || rec->length))) {
+        why = "keys or fields of another kind of MR";
+    } else {
+        why = NULL;
+    }
+    if (!why && rec->pages.npages &&
+        !rdma_page_list_ok(rm->pdev, &rec->pages, 1, UINT32_MAX, false,
+                           &why)) {
+        return why;
+    }
+    if (why) {
+        return why;
+    }
+    mr = g_memdup2(rec, sizeof(*rec));
+    mr->be = NULL;
+    if (rm->backend->ops->create_mr(rm->backend, mr) < 0) {
+        g_free(mr);
+        return "backend refused the MR";
+    }
+    rec->pages.pages = NULL;
+    if (mr->kind == RDMA_MR_USER) {
+        rm->mr_pages_total += mr->pages.npages;
+    }
+    pd->refs++;
+    rdma_table_set(&rm->tables[RDMA_RES_MR], mr->handle, mr);
+    return NULL;
+}
+
+static const char *rdma_rm_restore_qp_why(RdmaResources *rm,
+                                          const RdmaQp *rec)
+{
+    const RdmaDevLimits *l = &rm->limits;
+    const RdmaQpCap *c = &rec->cap;
+    RdmaQpReq req = {
+        .pd_handle = rec->pd_handle, .send_cq_handle = rec->send_cq_handle,
+        .recv_cq_handle = rec->recv_cq_handle,
+        .srq_handle = rec->srq_handle, .is_srq = rec->is_srq,
+    };
+
+    if (rec->type != RDMA_QPT_RC && rec->type != RDMA_QPT_UD &&
+        rec->type != RDMA_QPT_GSI) {
+        return "QP type not supported";
+    }
+    if (rec->qpn != rec->handle ||
+        (rec->type == RDMA_QPT_GSI) != (rec->handle == RDMA_GSI_QPN)) {
+        return "QP number is not the handle";
+    }
+    if (rdma_rm_check_qp_objects(rm, &req) < 0) {
+        return "the QP's PD, CQs or SRQ are invalid";
+    }
+    if (!rdma_is_pow2(c->max_send_wr) ||
+        c->max_send_wr > pow2ceil(l->max_qp_wr) ||
+        c->max_send_sge == 0 || c->max_send_sge > l->max_sge ||
+        c->max_inline_data > RDMA_PAGE_SIZE ||
+        (rec->is_srq ? c->max_recv_wr || c->max_recv_sge :
+         !rdma_is_pow2(c->max_recv_wr) ||
+         c->max_recv_wr > pow2ceil(l->max_qp_wr) ||
+         c->max_recv_sge == 0 || c->max_recv_sge > l->max_sge) ||
+        (!rec->is_srq && rec->srq_handle)) {
+        return "queue sizes above the device limits";
+    }
+    if (rec->send_pages == 0 || rec->send_pages >= rec->ring.npages) {
+        return "page counts invalid";
+    }
+    if (rec->attr.cur_qp_state >= RDMA_QPS_MAX ||
+        (rec->attr.qp_access_flags & ~RDMA_QP_ACCESS_ALL)) {
+        return "invalid state";
+    }
+    return rdma_rm_qp_values_why(rm, RDMA_QP_ATTR_ALL &
+                                 ~(RDMA_QP_ALT_PATH | RDMA_QP_CAP |
+                                   RDMA_QP_CUR_STATE), &rec->attr);
+}
+
+static const char *rdma_rm_restore_qp(RdmaResources *rm, RdmaQp *rec)
+{
+    const char *why = rdma_rm_restore_qp_why(rm, rec);
+    RdmaQp *qp;
+
+    if (!why) {
+        why = rdma_rm_restore_ring(rm, RDMA_RES_QP, rec, &rec->ring);
+    }
+    if (why) {
+        return why;
+    }
+    qp = g_memdup2(rec, sizeof(*rec));
+    qp->be = NULL;
+    qp->sq_stalled = false;             /* the backend's state says */
+    if (rm->backend->ops->create_qp(rm->backend, qp) < 0) {
+        g_free(qp);
+        return "backend refused the QP";
+    }
+    rec->ring.pages = NULL;
+    rdma_rm_pd_ref(rm, qp->pd_handle, 1);
+    ((RdmaCq *)rdma_rm_get(rm, RDMA_RES_CQ, qp->send_cq_handle))->refs++;
+    ((RdmaCq *)rdma_rm_get(rm, RDMA_RES_CQ, qp->recv_cq_handle))->refs++;
+    if (qp->is_srq) {
+        ((RdmaSrq *)rdma_rm_get(rm, RDMA_RES_SRQ, qp->srq_handle))->refs++;
+    }
+    rdma_table_set(&rm->tables[RDMA_RES_QP], qp->handle, qp);
+    return NULL;
+}
+
+const char *rdma_rm_restore(RdmaResources *rm, RdmaResType type, void *rec)
+{
+    /* Every record starts with its handle. */
+    const char *why = rdma_rm_restore_handle(rm, type, *(uint32_t *)rec);
+
+    if (why) {
+        return why;
+    }
+    switch (type) {
+    case RDMA_RES_UC:
+        return rdma_rm_restore_uc(rm, rec);
+    case RDMA_RES_PD:
+        return rdma_rm_restore_pd(rm, rec);
+    case RDMA_RES_CQ:
+        return rdma_rm_restore_cq(rm, rec);
+    case RDMA_RES_SRQ:
+        return rdma_rm_restore_srq(rm, rec);
+    case RDMA_RES_MR:
+        return rdma_rm_restore_mr(rm, rec);
+    case RDMA_RES_QP:
+        return rdma_rm_restore_qp(rm, rec);
+    default:
+        return "unknown object type";
+    }
+}
+
+const char *rdma_rm_restore_gids(RdmaResources *rm, const RdmaGid *gids)
+{
+    for (uint32_t i = 0; i < rm->limits.gid_tbl_len; i++) {
+        if (gids[i].valid &&
+            rdma_rm_add_gid(rm, i, gids[i].gid, gids[i].type, gids[i].mtu,
+                            gids[i].vlan) < 0) {
+            return "backend refused a GID";
+        }
+    }
+    return NULL;
 }

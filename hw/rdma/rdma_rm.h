@@ -17,6 +17,7 @@
 
 #include "rdma_utils.h"
 #include "rdma_wr.h"
+#include "migration/vmstate.h"
 
 typedef struct RdmaBackend RdmaBackend;
 
@@ -288,7 +289,30 @@ typedef struct RdmaFrontOps {
      * point leaves.
      */
     void (*deferred)(void *opaque);
+    /*
+     * Migration: do the rings of @obj (an RdmaCq, RdmaQp or RdmaSrq, as
+     * @type says) fit its pages in the front-end's layout?  An incoming
+     * object is checked as its creation command was.
+     */
+    bool (*rings_ok)(void *opaque, RdmaResType type, const void *obj);
 } RdmaFrontOps;
+
+/*
+ * The objects as records while the device state is saved or loaded
+ * (rdma_rm_vmstate.c): arrays of copies, each with its handle.  Empty
+ * otherwise.
+ */
+typedef struct RdmaRmMigration {
+    RdmaDevLimits limits;           /* the source's, must equal ours */
+    int32_t n[RDMA_RES_MAX];
+    RdmaUc *uc;
+    RdmaPd *pd;
+    RdmaCq *cq;
+    RdmaSrq *srq;
+    RdmaMr *mr;
+    RdmaQp *qp;
+    RdmaGid *gids;
+} RdmaRmMigration;
 
 typedef struct RdmaResources {
     const RdmaFrontOps *fe;
@@ -307,6 +331,7 @@ typedef struct RdmaResources {
     uint64_t budget_bytes;
     uint64_t entry_bytes;           /* charged in this entry point */
     uint64_t entry_bytes_max;       /* the most one entry point charged */
+    RdmaRmMigration mig;
 } RdmaResources;
 
 /* Creation requests, parsed from the guest's command by the front-end. */
@@ -442,6 +467,29 @@ bool rdma_rm_stopping(RdmaResources *rm);
 bool rdma_rm_budget_left(RdmaResources *rm);
 /* Charge one work request of @bytes to the entry point's budget. */
 void rdma_rm_budget_charge(RdmaResources *rm, uint64_t bytes);
+
+/*
+ * Migration.  vmstate_rdma_rm carries every object, the GID table and the
+ * counters; loading it replaces whatever the device held.
+ * rdma_rm_restore() rebuilds one object from its record (@rec, an RdmaUc,
+ * RdmaPd, ... as @type says) under its own handle, after the checks its
+ * creation passed; it takes over the record's page list.  Returns NULL,
+ * or why the record was refused.
+ */
+extern const VMStateDescription vmstate_rdma_rm;
+/* An enum field (4 bytes in the stream); the stream's value is checked. */
+#define VMSTATE_RDMA_ENUM(_field, _state) {                                 \
+    .name = (stringify(_field)),                                            \
+    .size = sizeof(uint32_t),                                               \
+    .info = &vmstate_info_uint32,                                           \
+    .flags = VMS_SINGLE,                                                    \
+    .offset = offsetof(_state, _field) +                                    \
+              QEMU_BUILD_BUG_ON_ZERO(sizeof_field(_state, _field) != 4),    \
+}
+const char *rdma_rm_type_name(RdmaResType type);
+extern const VMStateDescription vmstate_rdma_page_list;
+const char *rdma_rm_restore(RdmaResources *rm, RdmaResType type, void *rec);
+const char *rdma_rm_restore_gids(RdmaResources *rm, const RdmaGid *gids);
 
 /* The IB state machine: is @mask a legal modify from @cur to @next? */
 bool rdma_qp_transition_ok(RdmaQpType type, RdmaQpState cur,

@@ -119,22 +119,52 @@ static int rdma_page_cmp(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
+/* Are @pages distinct? (@n entries; sorts a copy) */
+static bool rdma_pages_distinct(const uint64_t *pages, uint32_t n)
+{
+    g_autofree uint64_t *sorted = g_memdup2(pages, n * sizeof(uint64_t));
+
+    qsort(sorted, n, sizeof(uint64_t), rdma_page_cmp);
+    for (uint32_t i = 1; i < n; i++) {
+        if (sorted[i] == sorted[i - 1]) {
+            return false;
+        }
+    }
+    return true;
+}
+
 bool rdma_ring_load(PCIDevice *pdev, dma_addr_t pdir, uint32_t npages,
                     uint32_t max_pages, RdmaPageList *list, const char **why)
 {
-    g_autofree uint64_t *sorted = NULL;
-
     if (!rdma_pdir_load(pdev, pdir, npages, max_pages, list, why)) {
         return false;
     }
-    sorted = g_memdup2(list->pages, npages * sizeof(uint64_t));
-    qsort(sorted, npages, sizeof(uint64_t), rdma_page_cmp);
-    for (uint32_t i = 1; i < npages; i++) {
-        if (sorted[i] == sorted[i - 1]) {
-            *why = "a ring page appears twice in the page list";
-            rdma_page_list_free(list);
+    if (!rdma_pages_distinct(list->pages, npages)) {
+        *why = "a ring page appears twice in the page list";
+        rdma_page_list_free(list);
+        return false;
+    }
+    return true;
+}
+
+bool rdma_page_list_ok(PCIDevice *pdev, const RdmaPageList *list,
+                       uint32_t min_pages, uint32_t max_pages, bool ring,
+                       const char **why)
+{
+    if (list->npages < min_pages || list->npages > max_pages ||
+        (list->npages && !list->pages)) {
+        *why = "page count out of range";
+        return false;
+    }
+    for (uint32_t i = 0; i < list->npages; i++) {
+        if (!rdma_page_ok(pdev, list->pages[i])) {
+            *why = "page entry invalid";
             return false;
         }
+    }
+    if (ring && !rdma_pages_distinct(list->pages, list->npages)) {
+        *why = "a ring page appears twice in the page list";
+        return false;
     }
     return true;
 }

@@ -62,6 +62,14 @@ bool rdma_pdir_load(PCIDevice *pdev, dma_addr_t pdir, uint32_t npages,
 bool rdma_ring_load(PCIDevice *pdev, dma_addr_t pdir, uint32_t npages,
                     uint32_t max_pages, RdmaPageList *list, const char **why);
 void rdma_page_list_free(RdmaPageList *list);
+/*
+ * A page list that did not come from a page directory (an incoming
+ * migration stream): @min_pages..@max_pages entries, each a page of guest
+ * RAM, all distinct for a @ring.  On failure sets *@why.
+ */
+bool rdma_page_list_ok(PCIDevice *pdev, const RdmaPageList *list,
+                       uint32_t min_pages, uint32_t max_pages, bool ring,
+                       const char **why);
 
 /* Is @gid an IPv4-mapped address (::ffff:a.b.c.d)? */
 bool rdma_gid_is_v4(const uint8_t *gid);

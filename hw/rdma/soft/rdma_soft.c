@@ -131,6 +131,7 @@ static void rdma_soft_destroy(RdmaBackend *be)
     RdmaSoft *s = container_of(be, RdmaSoft, be);
 
     qemu_bh_delete(s->retry_bh);
+    g_free(s->mig);
     g_free(s);
 }
 
@@ -155,6 +156,11 @@ static const RdmaBackendOps rdma_soft_ops = {
     .del_gid = rdma_soft_del_gid,
     .destroy = rdma_soft_destroy,
 };
+
+bool rdma_backend_is_soft(RdmaBackend *be)
+{
+    return be->ops == &rdma_soft_ops;
+}
 
 RdmaBackend *rdma_soft_backend_new(RdmaResources *rm, PCIDevice *pdev,
                                    Error **errp)

@@ -46,10 +46,26 @@ typedef struct RdmaSoftQp {
     uint32_t msg_dst_qpn;
 } RdmaSoftQp;
 
+/* A QP's held WR in the migration stream (rdma_soft_vmstate.c) */
+typedef struct RdmaSoftQpMig {
+    uint32_t qpn;
+    RdmaSendWr wr;
+    uint32_t rnr_attempts;
+    uint32_t rnr_dest_qpn;
+    int64_t rnr_left_ns;            /* time left on the RNR timer, or -1 */
+    bool rnr_due;
+    uint64_t msg_done;
+    bool msg_has_rwr;
+    uint32_t msg_dst_qpn;
+    RdmaRecvWr msg_rwr;
+} RdmaSoftQpMig;
+
 struct RdmaSoft {
     RdmaBackend be;
     QEMUBH *retry_bh;               /* RNR retries, under the guard */
     uint32_t nstalled;              /* QPs holding a WR for an RNR retry */
+    int32_t mig_n;                  /* records while saved or loaded */
+    RdmaSoftQpMig *mig;
 };
 
 /* The one place that says whether a QP's send queue waits on a held WR. */
@@ -91,6 +107,9 @@ bool rdma_soft_atomic(PCIDevice *pdev, RdmaSoftSgl *remote,
                       uint64_t *orig);
 
 /* rdma_soft_qp.c */
+#define RDMA_RNR_INFINITE   7
+/* The longest RNR timer of the IB spec (table 45): 655.36 ms */
+#define RDMA_SOFT_RNR_MAX_NS    (65536 * 10000ll)
 void rdma_soft_post_send(RdmaBackend *be, RdmaQp *qp, const RdmaSendWr *wr);
 void rdma_soft_recv_posted(RdmaBackend *be, RdmaQp *qp, RdmaSrq *srq);
 void rdma_soft_flush_qp(RdmaBackend *be, RdmaQp *qp);

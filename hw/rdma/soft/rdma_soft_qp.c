@@ -20,7 +20,6 @@
 
 #define RDMA_SOFT_MAX_MSG   (1ull << 31)
 #define RDMA_SOFT_UD_MTU    1024        /* the port's active MTU */
-#define RDMA_RNR_INFINITE   7
 
 /* What the responder answers, as the IB transport would. */
 typedef enum RdmaSoftAck {

@@ -98,11 +98,13 @@ struct PvrdmaState {
     QEMUTimer *gid_timer;
 
     PvrdmaParams params;
+    Error *migration_blocker;       /* ibverbs backend */
 };
 
 /* pvrdma_main.c */
 void pvrdma_notify(PvrdmaState *s, unsigned vector);
 void pvrdma_deferred(void *opaque);
+void pvrdma_reset_state(PvrdmaState *s);
 
 /* pvrdma_qp_ops.c */
 extern const RdmaFrontOps pvrdma_front_ops;
@@ -111,6 +113,8 @@ void pvrdma_doorbell_cq(PvrdmaState *s, uint32_t page, uint32_t val);
 void pvrdma_doorbell_srq(PvrdmaState *s, uint32_t page, uint32_t val);
 void pvrdma_qp_ops_init(PvrdmaState *s);
 void pvrdma_qp_ops_fini(PvrdmaState *s);
+/* After an incoming migration: resume the send queues left pending. */
+void pvrdma_qp_ops_post_load(PvrdmaState *s);
 
 /* pvrdma_qmp.c */
 void pvrdma_gid_init(PvrdmaState *s);

@@ -16,6 +16,8 @@
 #include "hw/qdev-properties.h"
 #include "hw/qdev-properties-system.h"
 #include "migration/vmstate.h"
+#include "migration/blocker.h"
+#include "qemu/error-report.h"
 #include "net/net.h"
 #include "pvrdma.h"
 #include "trace.h"
@@ -55,6 +57,19 @@ static void pvrdma_dev_ring_free(PvrdmaDevRing *ring)
     memset(&ring->map, 0, sizeof(ring->map));
 }
 
+/* The ring map over a device ring's pages (page 0: the ring state). */
+static bool pvrdma_dev_ring_map(PvrdmaState *s, PvrdmaDevRing *ring,
+                                uint32_t elem_size)
+{
+    uint32_t n = ring->pages.npages;
+
+    return pvrdma_ring_init(&ring->map, PCI_DEVICE(s),
+                            ring->pages.pages[0] +
+                            offsetof(PvrdmaRingState, rx),
+                            ring->pages.pages + 1, n - 1,
+                            (n - 1) * RDMA_PAGE_SIZE / elem_size, elem_size);
+}
+
 static bool pvrdma_dev_ring_load(PvrdmaState *s, PvrdmaDevRing *ring,
                                  PvrdmaRingPageInfo info,
                                  uint32_t elem_size, const char *name)
@@ -70,10 +85,7 @@ static bool pvrdma_dev_ring_load(PvrdmaState *s, PvrdmaDevRing *ring,
     }
     if (!rdma_ring_load(PCI_DEVICE(s), info.pdir_dma, n,
                         PVRDMA_DEV_RING_MAX_PAGES, &ring->pages, &why) ||
-        !pvrdma_ring_init(&ring->map, PCI_DEVICE(s),
-                          ring->pages.pages[0] + offsetof(PvrdmaRingState, rx),
-                          ring->pages.pages + 1, n - 1,
-                          (n - 1) * RDMA_PAGE_SIZE / elem_size, elem_size)) {
+        !pvrdma_dev_ring_map(s, ring, elem_size)) {
         pvrdma_guest_error("DSR %s ring: %s", name, why);
         pvrdma_dev_ring_free(ring);
         return false;
@@ -273,8 +285,8 @@ static void pvrdma_load_dsr(PvrdmaState *s)
     trace_pvrdma_dsr_loaded(addr, dsr.driver_version);
 }
 
-/* Device reset: CTL=RESET, system reset, unplug. */
-static void pvrdma_reset_state(PvrdmaState *s)
+/* Device reset: CTL=RESET, system reset, unplug, a refused migration. */
+void pvrdma_reset_state(PvrdmaState *s)
 {
     pvrdma_unload(s);
     s->dsr_low = s->dsr_high = 0;
@@ -588,6 +600,25 @@ static bool pvrdma_check_params(PvrdmaState *s, Error **errp)
     return true;
 }
 
+/*
+ * The ibverbs backend cannot migrate: the guest and its peers hold the
+ * host device's QP numbers and memory keys, which no other host can give
+ * back.  A blocker per device makes `migrate` fail with this reason while
+ * the VM runs on.
+ */
+static bool pvrdma_block_migration(PvrdmaState *s, Error **errp)
+{
+    if (!s->params.ibdev) {
+        return true;
+    }
+    error_setg(&s->migration_blocker, "pvrdma: the ibverbs backend "
+               "(ibdev=%s) cannot migrate: the guest and its peers hold "
+               "the host RDMA device's QP numbers and memory keys; use the "
+               "soft backend (no ibdev=) for a migratable VM",
+               s->params.ibdev);
+    return migrate_add_blocker(&s->migration_blocker, errp) == 0;
+}
+
 static RdmaBackend *pvrdma_backend_new(PvrdmaState *s, Error **errp)
 {
 #ifdef CONFIG_RDMA
@@ -637,7 +668,8 @@ static void pvrdma_realize(PCIDevice *pdev, Error **errp)
     PvrdmaState *s = PVRDMA(pdev);
     RdmaDevLimits limits;
 
-    if (!pvrdma_check_params(s, errp) || !pvrdma_check_function0(s, errp)) {
+    if (!pvrdma_check_params(s, errp) || !pvrdma_check_function0(s, errp) ||
+        !pvrdma_block_migration(s, errp)) {
         return;
     }
 
@@ -648,6 +680,7 @@ static void pvrdma_realize(PCIDevice *pdev, Error **errp)
                           "pvrdma-uar", PVRDMA_MAX_UAR * PVRDMA_UAR_PAGE_SIZE);
     if (msix_init_exclusive_bar(pdev, PVRDMA_MSIX_VECTORS, PVRDMA_BAR_MSIX,
                                 errp)) {
+        migrate_del_blocker(&s->migration_blocker);
         return;
     }
     for (unsigned v = 0; v < PVRDMA_MSIX_VECTORS; v++) {
@@ -661,6 +694,7 @@ static void pvrdma_realize(PCIDevice *pdev, Error **errp)
     s->backend = pvrdma_backend_new(s, errp);
     if (!s->backend) {
         msix_uninit_exclusive_bar(pdev);
+        migrate_del_blocker(&s->migration_blocker);
         return;
     }
     pvrdma_init_limits(s, &limits);
@@ -670,6 +704,7 @@ static void pvrdma_realize(PCIDevice *pdev, Error **errp)
         s->backend->ops->destroy(s->backend);
         s->backend = NULL;
         msix_uninit_exclusive_bar(pdev);
+        migrate_del_blocker(&s->migration_blocker);
         return;
     }
     pvrdma_qp_ops_init(s);
@@ -694,6 +729,7 @@ static void pvrdma_teardown(PvrdmaState *s)
     rdma_rm_fini(&s->rm);
     s->backend->ops->destroy(s->backend);
     s->backend = NULL;
+    migrate_del_blocker(&s->migration_blocker);
 }
 
 static void pvrdma_finish_unplug(void *opaque)
@@ -781,10 +817,135 @@ static const char *const pvrdma_property_help[][2] = {
     { "max-mr-pages-total", "pages registered over all memory regions" },
 };
 
+/*
+ * Migration (soft backend).  The device's state is its registers, the DSR
+ * as loaded (addresses and the page lists of its rings, which the guest
+ * may have changed in its memory since), the core's objects
+ * (vmstate_rdma_rm) and the soft engine's held WRs (vmstate_rdma_soft);
+ * the capabilities, ring maps and budgets are derived again on load.  Work
+ * in flight carries over: a send queue left to the bottom half is marked
+ * in its QP and resumes on the destination, a WR waiting for an RNR retry
+ * or its next step keeps its place and timer.  Everything the device
+ * writes to guest memory goes through pci_dma_write() or
+ * dma_memory_unmap() with the length written, both of which mark the pages
+ * dirty for migration.  GID announcements (gid_told) are only made with
+ * the ibverbs backend, which does not migrate.  docs/pvrdma.txt, section
+ * 8, says what a user sees.
+ */
+
+static int pvrdma_pre_load(void *opaque)
+{
+    PvrdmaState *s = opaque;
+
+    if (!rdma_backend_is_soft(s->backend)) {
+        error_report("pvrdma: the %s backend cannot take an incoming "
+                     "migration (only the soft backend migrates)",
+                     s->backend->ops->name);
+        return -ENOTSUP;
+    }
+    pvrdma_reset_state(s);
+    return 0;
+}
+
+/* Why the DSR part of the incoming state is not one a driver could make. */
+static const char *pvrdma_dsr_why(PvrdmaState *s)
+{
+    const char *why = NULL;
+
+    if (!s->dsr_loaded) {
+        return s->activated || s->async_ring.pages.npages ||
+               s->cq_ring.pages.npages || s->driver_version ||
+               s->rm.tables[RDMA_RES_UC].used ||
+               s->rm.tables[RDMA_RES_PD].used ||
+               s->rm.tables[RDMA_RES_CQ].used ?
+               "objects or rings without a DSR" : NULL;
+    }
+    if (s->driver_version < PVRDMA_VERSION_ROCEV1 || !s->dsr_addr ||
+        !rdma_ram_ok(PCI_DEVICE(s), s->dsr_addr, sizeof(PvrdmaDsr)) ||
+        !pvrdma_slot_ok(s, s->cmd_slot) || !pvrdma_slot_ok(s, s->resp_slot)) {
+        return "DSR, driver version or command slots invalid";
+    }
+    if (!rdma_page_list_ok(PCI_DEVICE(s), &s->async_ring.pages, 2,
+                           PVRDMA_DEV_RING_MAX_PAGES, true, &why) ||
+        !rdma_page_list_ok(PCI_DEVICE(s), &s->cq_ring.pages, 2,
+                           PVRDMA_DEV_RING_MAX_PAGES, true, &why)) {
+        return why;
+    }
+    if (!pvrdma_dev_ring_map(s, &s->async_ring, sizeof(PvrdmaEqe)) ||
+        !pvrdma_dev_ring_map(s, &s->cq_ring, sizeof(PvrdmaCqne))) {
+        return "device rings do not fit their pages";
+    }
+    return NULL;
+}
+
+static int pvrdma_post_load(void *opaque, int version_id)
+{
+    PvrdmaState *s = opaque;
+    const char *why = pvrdma_dsr_why(s);
+
+    if (why) {
+        error_report("pvrdma: incoming device state refused: %s", why);
+        pvrdma_reset_state(s);
+        return -EINVAL;
+    }
+    if (s->dsr_loaded) {
+        pvrdma_fill_caps(s, &s->caps);
+    }
+    pvrdma_qp_ops_post_load(s);
+    return 0;
+}
+
+static bool pvrdma_soft_needed(void *opaque)
+{
+    return rdma_backend_is_soft(PVRDMA(opaque)->backend);
+}
+
+static const VMStateDescription vmstate_pvrdma_soft = {
+    .name = "pvrdma/soft",
+    .version_id = 1,
+    .minimum_version_id = 1,
+    .needed = pvrdma_soft_needed,
+    .fields = (const VMStateField[]) {
+        VMSTATE_STRUCT_POINTER(backend, PvrdmaState, vmstate_rdma_soft,
+                               RdmaBackend),
+        VMSTATE_END_OF_LIST()
+    },
+};
+
 static const VMStateDescription vmstate_pvrdma = {
     .name = "pvrdma",
-    /* Guest objects live in the backend; migration is a later addition. */
-    .unmigratable = 1,
+    .version_id = 1,
+    .minimum_version_id = 1,
+    .pre_load = pvrdma_pre_load,
+    .post_load = pvrdma_post_load,
+    .fields = (const VMStateField[]) {
+        VMSTATE_PCI_DEVICE(parent_obj, PvrdmaState),
+        VMSTATE_MSIX(parent_obj, PvrdmaState),
+        VMSTATE_UINT32(dsr_low, PvrdmaState),
+        VMSTATE_UINT32(dsr_high, PvrdmaState),
+        VMSTATE_UINT32(err, PvrdmaState),
+        VMSTATE_UINT32(icr, PvrdmaState),
+        VMSTATE_UINT32(imr, PvrdmaState),
+        VMSTATE_UINT32(mac_lo, PvrdmaState),
+        VMSTATE_UINT32(mac_hi, PvrdmaState),
+        VMSTATE_BOOL(dsr_loaded, PvrdmaState),
+        VMSTATE_BOOL(activated, PvrdmaState),
+        VMSTATE_UINT64(dsr_addr, PvrdmaState),
+        VMSTATE_UINT32(driver_version, PvrdmaState),
+        VMSTATE_UINT64(cmd_slot, PvrdmaState),
+        VMSTATE_UINT64(resp_slot, PvrdmaState),
+        VMSTATE_STRUCT(async_ring.pages, PvrdmaState, 1,
+                       vmstate_rdma_page_list, RdmaPageList),
+        VMSTATE_STRUCT(cq_ring.pages, PvrdmaState, 1,
+                       vmstate_rdma_page_list, RdmaPageList),
+        VMSTATE_BOOL(port_up, PvrdmaState),
+        VMSTATE_STRUCT(rm, PvrdmaState, 1, vmstate_rdma_rm, RdmaResources),
+        VMSTATE_END_OF_LIST()
+    },
+    .subsections = (const VMStateDescription * const []) {
+        &vmstate_pvrdma_soft,
+        NULL
+    },
 };
 
 static void pvrdma_class_init(ObjectClass *klass, void *data)

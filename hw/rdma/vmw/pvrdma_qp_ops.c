@@ -482,6 +482,52 @@ static void pvrdma_qp_flush(void *opaque, RdmaQp *qp)
     }
 }
 
+/*
+ * Migration: the rings of an incoming object must be those its creation
+ * command made: WQE sizes from its SGE counts, as the guest's libraries
+ * compute them (rdma_rm.c made the same from the command), and rings that
+ * fit their pages.
+ */
+static uint32_t pvrdma_wqe_size(size_t hdr, uint32_t nsge)
+{
+    return pow2ceil(hdr + sizeof(PvrdmaSge) * MAX(nsge, 1));
+}
+
+static bool pvrdma_rings_ok(void *opaque, RdmaResType type, const void *obj)
+{
+    PvrdmaState *s = opaque;
+    PvrdmaRingMap r;
+
+    switch (type) {
+    case RDMA_RES_CQ:
+        return pvrdma_cq_ring(s, (RdmaCq *)obj, &r);
+    case RDMA_RES_SRQ: {
+        const RdmaSrq *srq = obj;
+
+        return srq->wqe_size == pvrdma_wqe_size(sizeof(PvrdmaRqWqeHdr),
+                                                srq->max_sge) &&
+               pvrdma_srq_ring(s, (RdmaSrq *)srq, &r);
+    }
+    case RDMA_RES_QP: {
+        const RdmaQp *qp = obj;
+
+        if (qp->send_wqe_size != pvrdma_wqe_size(sizeof(PvrdmaSqWqeHdr),
+                                                 qp->cap.max_send_sge) ||
+            !pvrdma_sq_ring(s, (RdmaQp *)qp, &r)) {
+            return false;
+        }
+        if (qp->is_srq) {
+            return qp->recv_wqe_size == 0;
+        }
+        return qp->recv_wqe_size ==
+               pvrdma_wqe_size(sizeof(PvrdmaRqWqeHdr), qp->cap.max_recv_sge) &&
+               pvrdma_rq_ring(s, (RdmaQp *)qp, &r);
+    }
+    default:
+        return false;
+    }
+}
+
 const RdmaFrontOps pvrdma_front_ops = {
     .next_recv = pvrdma_next_recv,
     .next_srq_recv = pvrdma_next_srq_recv,
@@ -490,6 +536,7 @@ const RdmaFrontOps pvrdma_front_ops = {
     .qp_flush = pvrdma_qp_flush,
     .kick_send = pvrdma_kick_send,
     .deferred = pvrdma_deferred,
+    .rings_ok = pvrdma_rings_ok,
 };
 
 /* Doorbells */
@@ -580,6 +627,20 @@ void pvrdma_qp_ops_init(PvrdmaState *s)
 {
     s->sq_bh = qemu_bh_new_guarded(pvrdma_sq_bh, s,
                                    &DEVICE(s)->mem_reentrancy_guard);
+}
+
+void pvrdma_qp_ops_post_load(PvrdmaState *s)
+{
+    RdmaTable *t = &s->rm.tables[RDMA_RES_QP];
+
+    for (uint32_t h = 0; h < t->size; h++) {
+        RdmaQp *qp = t->slots[h];
+
+        if (qp && qp->sq_pending) {
+            qemu_bh_schedule(s->sq_bh);
+            return;
+        }
+    }
 }
 
 void pvrdma_qp_ops_fini(PvrdmaState *s)

@@ -1,0 +1,504 @@
+/*
+ * RDMA device core: the objects in the migration stream.
+ *
+ * Objects refer to each other by handle, so each type travels as an array
+ * of records (copies of the objects, page lists included) and the
+ * destination rebuilds them under the same handles, keys and QP numbers
+ * with rdma_rm_restore(), which checks every record as the command that
+ * created the object was checked.  Counts and page-list lengths are
+ * checked before anything is allocated for them: a stream cannot make the
+ * destination allocate more than it sends.  Nothing here touches guest
+ * memory (RAM may still be arriving, and the source's final RAM pass is
+ * over when the device is saved).
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+
+#include "qemu/osdep.h"
+#include "qemu/error-report.h"
+#include "rdma_rm.h"
+#include "rdma_backend.h"
+
+/* The longest page list of any object (an MR of 2^18 pages: 2 MiB) */
+#define RDMA_MIG_MAX_PAGES  (RDMA_PDIR_ENTRIES * RDMA_PDIR_ENTRIES)
+
+/* A record's fields not in the stream are zero, never heap garbage. */
+#define RDMA_MIG_ZERO(type)                                             \
+    static int rdma_mig_zero_##type(void *opaque)                       \
+    {                                                                   \
+        memset(opaque, 0, sizeof(type));                                \
+        return 0;                                                       \
+    }
+
+RDMA_MIG_ZERO(RdmaPageList)
+RDMA_MIG_ZERO(RdmaUc)
+RDMA_MIG_ZERO(RdmaPd)
+RDMA_MIG_ZERO(RdmaCq)
+RDMA_MIG_ZERO(RdmaSrq)
+RDMA_MIG_ZERO(RdmaMr)
+RDMA_MIG_ZERO(RdmaQp)
+
+static bool rdma_mig_npages_ok(void *opaque, int version_id)
+{
+    RdmaPageList *l = opaque;
+
+    if (l->npages > RDMA_MIG_MAX_PAGES) {
+        error_report("rdma: incoming page list of %u pages", l->npages);
+        return false;
+    }
+    return true;
+}
+
+const VMStateDescription vmstate_rdma_page_list = {
+    .name = "rdma-page-list",
+    .version_id = 1,
+    .minimum_version_id = 1,
+    .pre_load = rdma_mig_zero_RdmaPageList,
+    .fields = (const VMStateField[]) {
+        VMSTATE_UINT32(npages, RdmaPageList),
+        VMSTATE_VALIDATE("npages", rdma_mig_npages_ok),
+        VMSTATE_VARRAY_UINT32_ALLOC(pages, RdmaPageList, npages, 0,
+                                    vmstate_info_uint64, uint64_t),
+        VMSTATE_END_OF_LIST()
+    },
+};
+
+static const VMStateDescription vmstate_rdma_limits = {
+    .name = "rdma-limits",
+    .version_id = 1,
+    .minimum_version_id = 1,
+    .fields = (const VMStateField[]) {
+        VMSTATE_UINT64(max_mr_size, RdmaDevLimits),
+        VMSTATE_UINT32(max_uc, RdmaDevLimits),
+        VMSTATE_UINT32(max_pd, RdmaDevLimits),
+        VMSTATE_UINT32(max_cq, RdmaDevLimits),
+        VMSTATE_UINT32(max_cqe, RdmaDevLimits),
+        VMSTATE_UINT32(max_qp, RdmaDevLimits),
+        VMSTATE_UINT32(max_qp_wr, RdmaDevLimits),
+        VMSTATE_UINT32(max_sge, RdmaDevLimits),
+        VMSTATE_UINT32(max_srq, RdmaDevLimits),
+        VMSTATE_UINT32(max_srq_wr, RdmaDevLimits),
+        VMSTATE_UINT32(max_srq_sge, RdmaDevLimits),
+        VMSTATE_UINT32(max_mr, RdmaDevLimits),
+        VMSTATE_UINT32(max_ah, RdmaDevLimits),
+        VMSTATE_UINT32(max_qp_rd_atom, RdmaDevLimits),
+        VMSTATE_UINT32(max_qp_init_rd_atom, RdmaDevLimits),
+        VMSTATE_UINT32(max_fast_reg_pages, RdmaDevLimits),
+        VMSTATE_UINT32(max_ring_pages, RdmaDevLimits),
+        VMSTATE_UINT64(max_mr_pages_total, RdmaDevLimits),
+        VMSTATE_UINT32(gid_tbl_len, RdmaDevLimits),
+        VMSTATE_UINT16(max_pkeys, RdmaDevLimits),
+        VMSTATE_UINT8(max_mtu, RdmaDevLimits),
+        VMSTATE_END_OF_LIST()
+    },
+};
+
+static const VMStateDescription vmstate_rdma_gid = {
+    .name = "rdma-gid",
+    .version_id = 1,
+    .minimum_version_id = 1,
+    .fields = (const VMStateField[]) {
+        VMSTATE_BOOL(valid, RdmaGid),
+        VMSTATE_UINT8_ARRAY(gid, RdmaGid, 16),
+        VMSTATE_UINT8(type, RdmaGid),
+        VMSTATE_UINT32(mtu, RdmaGid),
+        VMSTATE_UINT32(vlan, RdmaGid),
+        VMSTATE_END_OF_LIST()
+    },
+};
+
+static const VMStateDescription vmstate_rdma_uc = {
+    .name = "rdma-uc",
+    .version_id = 1,
+    .minimum_version_id = 1,
+    .pre_load = rdma_mig_zero_RdmaUc,
+    .fields = (const VMStateField[]) {
+        VMSTATE_UINT32(handle, RdmaUc),
+        VMSTATE_UINT32(uar_index, RdmaUc),
+        VMSTATE_END_OF_LIST()
+    },
+};
+
+static const VMStateDescription vmstate_rdma_pd = {
+    .name = "rdma-pd",
+    .version_id = 1,
+    .minimum_version_id = 1,
+    .pre_load = rdma_mig_zero_RdmaPd,
+    .fields = (const VMStateField[]) {
+        VMSTATE_UINT32(handle, RdmaPd),
+        VMSTATE_UINT32(ctx_handle, RdmaPd),
+        VMSTATE_END_OF_LIST()
+    },
+};
+
+static const VMStateDescription vmstate_rdma_cq = {
+    .name = "rdma-cq",
+    .version_id = 1,
+    .minimum_version_id = 1,
+    .pre_load = rdma_mig_zero_RdmaCq,
+    .fields = (const VMStateField[]) {
+        VMSTATE_UINT32(handle, RdmaCq),
+        VMSTATE_UINT32(ctx_handle, RdmaCq),
+        VMSTATE_UINT32(cqe, RdmaCq),
+        VMSTATE_STRUCT(ring, RdmaCq, 1, vmstate_rdma_page_list, RdmaPageList),
+        VMSTATE_BOOL(armed, RdmaCq),
+        VMSTATE_BOOL(armed_solicited, RdmaCq),
+        VMSTATE_BOOL(overrun, RdmaCq),
+        VMSTATE_END_OF_LIST()
+    },
+};
+
+static const VMStateDescription vmstate_rdma_srq = {
+    .name = "rdma-srq",
+    .version_id = 1,
+    .minimum_version_id = 1,
+    .pre_load = rdma_mig_zero_RdmaSrq,
+    .fields = (const VMStateField[]) {
+        VMSTATE_UINT32(handle, RdmaSrq),
+        VMSTATE_UINT32(pd_handle, RdmaSrq),
+        VMSTATE_UINT32(max_wr, RdmaSrq),
+        VMSTATE_UINT32(max_sge, RdmaSrq),
+        VMSTATE_UINT32(srq_limit, RdmaSrq),
+        VMSTATE_UINT32(wqe_size, RdmaSrq),
+        VMSTATE_STRUCT(ring, RdmaSrq, 1, vmstate_rdma_page_list,
+                       RdmaPageList),
+        VMSTATE_END_OF_LIST()
+    },
+};
+
+static const VMStateDescription vmstate_rdma_mr = {
+    .name = "rdma-mr",
+    .version_id = 1,
+    .minimum_version_id = 1,
+    .pre_load = rdma_mig_zero_RdmaMr,
+    .fields = (const VMStateField[]) {
+        VMSTATE_UINT32(handle, RdmaMr),
+        VMSTATE_UINT32(pd_handle, RdmaMr),
+        VMSTATE_RDMA_ENUM(kind, RdmaMr),
+        VMSTATE_UINT32(access, RdmaMr),
+        VMSTATE_UINT64(iova, RdmaMr),
+        VMSTATE_UINT64(length, RdmaMr),
+        VMSTATE_UINT32(lkey, RdmaMr),
+        VMSTATE_UINT32(rkey, RdmaMr),
+        VMSTATE_UINT32(max_pages, RdmaMr),
+        VMSTATE_BOOL(frmr_valid, RdmaMr),
+        VMSTATE_STRUCT(pages, RdmaMr, 1, vmstate_rdma_page_list,
+                       RdmaPageList),
+        VMSTATE_END_OF_LIST()
+    },
+};
+
+static const VMStateDescription vmstate_rdma_qp_cap = {
+    .name = "rdma-qp-cap",
+    .version_id = 1,
+    .minimum_version_id = 1,
+    .fields = (const VMStateField[]) {
+        VMSTATE_UINT32(max_send_wr, RdmaQpCap),
+        VMSTATE_UINT32(max_recv_wr, RdmaQpCap),
+        VMSTATE_UINT32(max_send_sge, RdmaQpCap),
+        VMSTATE_UINT32(max_recv_sge, RdmaQpCap),
+        VMSTATE_UINT32(max_inline_data, RdmaQpCap),
+        VMSTATE_END_OF_LIST()
+    },
+};
+
+static const VMStateDescription vmstate_rdma_ah = {
+    .name = "rdma-ah",
+    .version_id = 1,
+    .minimum_version_id = 1,
+    .fields = (const VMStateField[]) {
+        VMSTATE_UINT8_ARRAY(dgid, RdmaAh, 16),
+        VMSTATE_UINT32(flow_label, RdmaAh),
+        VMSTATE_UINT8(sgid_index, RdmaAh),
+        VMSTATE_UINT8(hop_limit, RdmaAh),
+        VMSTATE_UINT8(traffic_class, RdmaAh),
+        VMSTATE_UINT8(sl, RdmaAh),
+        VMSTATE_UINT8(port_num, RdmaAh),
+        VMSTATE_UINT8_ARRAY(dmac, RdmaAh, 6),
+        VMSTATE_UINT16(vlan_id, RdmaAh),
+        VMSTATE_BOOL(has_grh, RdmaAh),
+        VMSTATE_END_OF_LIST()
+    },
+};
+
+static const VMStateDescription vmstate_rdma_qp_attr = {
+    .name = "rdma-qp-attr",
+    .version_id = 1,
+    .minimum_version_id = 1,
+    .fields = (const VMStateField[]) {
+        VMSTATE_RDMA_ENUM(qp_state, RdmaQpAttr),
+        VMSTATE_RDMA_ENUM(cur_qp_state, RdmaQpAttr),
+        VMSTATE_UINT8(path_mtu, RdmaQpAttr),
+        VMSTATE_UINT8(path_mig_state, RdmaQpAttr),
+        VMSTATE_UINT32(qkey, RdmaQpAttr),
+        VMSTATE_UINT32(rq_psn, RdmaQpAttr),
+        VMSTATE_UINT32(sq_psn, RdmaQpAttr),
+        VMSTATE_UINT32(dest_qp_num, RdmaQpAttr),
+        VMSTATE_UINT32(qp_access_flags, RdmaQpAttr),
+        VMSTATE_UINT16(pkey_index, RdmaQpAttr),
+        VMSTATE_BOOL(en_sqd_async_notify, RdmaQpAttr),
+        VMSTATE_UINT8(max_rd_atomic, RdmaQpAttr),
+        VMSTATE_UINT8(max_dest_rd_atomic, RdmaQpAttr),
+        VMSTATE_UINT8(min_rnr_timer, RdmaQpAttr),
+        VMSTATE_UINT8(port_num, RdmaQpAttr),
+        VMSTATE_UINT8(timeout, RdmaQpAttr),
+        VMSTATE_UINT8(retry_cnt, RdmaQpAttr),
+        VMSTATE_UINT8(rnr_retry, RdmaQpAttr),
+        VMSTATE_STRUCT(ah, RdmaQpAttr, 1, vmstate_rdma_ah, RdmaAh),
+        VMSTATE_END_OF_LIST()
+    },
+};
+
+static const VMStateDescription vmstate_rdma_qp = {
+    .name = "rdma-qp",
+    .version_id = 1,
+    .minimum_version_id = 1,
+    .pre_load = rdma_mig_zero_RdmaQp,
+    .fields = (const VMStateField[]) {
+        VMSTATE_UINT32(handle, RdmaQp),
+        VMSTATE_UINT32(qpn, RdmaQp),
+        VMSTATE_RDMA_ENUM(type, RdmaQp),
+        VMSTATE_UINT32(pd_handle, RdmaQp),
+        VMSTATE_UINT32(send_cq_handle, RdmaQp),
+        VMSTATE_UINT32(recv_cq_handle, RdmaQp),
+        VMSTATE_UINT32(srq_handle, RdmaQp),
+        VMSTATE_BOOL(is_srq, RdmaQp),
+        VMSTATE_BOOL(sq_sig_all, RdmaQp),
+        VMSTATE_STRUCT(cap, RdmaQp, 1, vmstate_rdma_qp_cap, RdmaQpCap),
+        VMSTATE_UINT32(send_pages, RdmaQp),
+        VMSTATE_UINT32(send_wqe_size, RdmaQp),
+        VMSTATE_UINT32(recv_wqe_size, RdmaQp),
+        VMSTATE_STRUCT(ring, RdmaQp, 1, vmstate_rdma_page_list, RdmaPageList),
+        VMSTATE_STRUCT(attr, RdmaQp, 1, vmstate_rdma_qp_attr, RdmaQpAttr),
+        /* Work the send queue had left for the bottom half */
+        VMSTATE_BOOL(sq_pending, RdmaQp),
+        VMSTATE_END_OF_LIST()
+    },
+};
+
+/* Records */
+
+static void **rdma_mig_array(RdmaResources *rm, RdmaResType type,
+                             size_t *size)
+{
+    switch (type) {
+    case RDMA_RES_UC:
+        *size = sizeof(RdmaUc);
+        return (void **)&rm->mig.uc;
+    case RDMA_RES_PD:
+        *size = sizeof(RdmaPd);
+        return (void **)&rm->mig.pd;
+    case RDMA_RES_CQ:
+        *size = sizeof(RdmaCq);
+        return (void **)&rm->mig.cq;
+    case RDMA_RES_SRQ:
+        *size = sizeof(RdmaSrq);
+        return (void **)&rm->mig.srq;
+    case RDMA_RES_MR:
+        *size = sizeof(RdmaMr);
+        return (void **)&rm->mig.mr;
+    default:
+        *size = sizeof(RdmaQp);
+        return (void **)&rm->mig.qp;
+    }
+}
+
+/* The page list a record holds, if its type has one. */
+static RdmaPageList *rdma_mig_pages(RdmaResType type, void *rec)
+{
+    switch (type) {
+    case RDMA_RES_CQ:
+        return &((RdmaCq *)rec)->ring;
+    case RDMA_RES_SRQ:
+        return &((RdmaSrq *)rec)->ring;
+    case RDMA_RES_MR:
+        return &((RdmaMr *)rec)->pages;
+    case RDMA_RES_QP:
+        return &((RdmaQp *)rec)->ring;
+    default:
+        return NULL;
+    }
+}
+
+/*
+ * Drop the records.  Loaded records own the page lists no object took;
+ * saved ones share them with the objects.
+ */
+static void rdma_mig_free(RdmaResources *rm, bool loaded)
+{
+    for (int t = 0; t < RDMA_RES_MAX; t++) {
+        size_t size;
+        void **array = rdma_mig_array(rm, t, &size);
+
+        for (int32_t i = 0; loaded && *array && i < rm->mig.n[t]; i++) {
+            RdmaPageList *pl = rdma_mig_pages(t, *array + i * size);
+
+            if (pl) {
+                g_free(pl->pages);
+            }
+        }
+        g_free(*array);
+        *array = NULL;
+        rm->mig.n[t] = 0;
+    }
+    if (loaded) {
+        g_free(rm->mig.gids);
+    }
+    rm->mig.gids = NULL;
+}
+
+static int rdma_rm_pre_save(void *opaque)
+{
+    RdmaResources *rm = opaque;
+
+    rm->mig.limits = rm->limits;
+    rm->mig.gids = rm->gids;
+    for (int t = 0; t < RDMA_RES_MAX; t++) {
+        RdmaTable *tab = &rm->tables[t];
+        size_t size;
+        void **array = rdma_mig_array(rm, t, &size);
+        int32_t n = 0;
+
+        *array = g_malloc0_n(MAX(tab->used, 1), size);
+        for (uint32_t h = 0; h < tab->size; h++) {
+            if (tab->slots[h]) {
+                memcpy(*array + n++ * size, tab->slots[h], size);
+            }
+        }
+        rm->mig.n[t] = n;
+    }
+    return 0;
+}
+
+static int rdma_rm_post_save(void *opaque)
+{
+    rdma_mig_free(opaque, false);
+    return 0;
+}
+
+static int rdma_rm_pre_load(void *opaque)
+{
+    RdmaResources *rm = opaque;
+
+    rdma_rm_reset(rm);
+    rdma_mig_free(rm, true);
+    memset(&rm->mig, 0, sizeof(rm->mig));
+    rm->mig.gids = g_new0(RdmaGid, rm->limits.gid_tbl_len);
+    return 0;
+}
+
+/* The device must be configured as on the source (same properties). */
+static bool rdma_mig_limits_ok(void *opaque, int version_id)
+{
+    RdmaResources *rm = opaque;
+    const RdmaDevLimits *a = &rm->limits, *b = &rm->mig.limits;
+
+    if (a->max_mr_size != b->max_mr_size || a->max_uc != b->max_uc ||
+        a->max_pd != b->max_pd || a->max_cq != b->max_cq ||
+        a->max_cqe != b->max_cqe || a->max_qp != b->max_qp ||
+        a->max_qp_wr != b->max_qp_wr || a->max_sge != b->max_sge ||
+        a->max_srq != b->max_srq || a->max_srq_wr != b->max_srq_wr ||
+        a->max_srq_sge != b->max_srq_sge || a->max_mr != b->max_mr ||
+        a->max_ah != b->max_ah || a->max_qp_rd_atom != b->max_qp_rd_atom ||
+        a->max_qp_init_rd_atom != b->max_qp_init_rd_atom ||
+        a->max_fast_reg_pages != b->max_fast_reg_pages ||
+        a->max_ring_pages != b->max_ring_pages ||
+        a->max_mr_pages_total != b->max_mr_pages_total ||
+        a->gid_tbl_len != b->gid_tbl_len || a->max_pkeys != b->max_pkeys ||
+        a->max_mtu != b->max_mtu) {
+        error_report("rdma: the incoming device's limits differ from this "
+                     "one's: start the destination with the same "
+                     "dev-caps-* and max-mr-pages-total properties");
+        return false;
+    }
+    return true;
+}
+
+static bool rdma_mig_counts_ok(void *opaque, int version_id)
+{
+    RdmaResources *rm = opaque;
+
+    for (int t = 0; t < RDMA_RES_MAX; t++) {
+        if (rm->mig.n[t] < 0 ||
+            rm->mig.n[t] > rm->tables[t].size - rm->tables[t].first) {
+            error_report("rdma: incoming %s count %d out of range",
+                         rdma_rm_type_name(t), rm->mig.n[t]);
+            rm->mig.n[t] = 0;           /* nothing to allocate or free */
+            return false;
+        }
+    }
+    return true;
+}
+
+static int rdma_rm_post_load(void *opaque, int version_id)
+{
+    /* Each object after those it refers to. */
+    static const RdmaResType order[] = {
+        RDMA_RES_UC, RDMA_RES_PD, RDMA_RES_CQ, RDMA_RES_SRQ, RDMA_RES_MR,
+        RDMA_RES_QP,
+    };
+    RdmaResources *rm = opaque;
+    const char *why = rdma_rm_restore_gids(rm, rm->mig.gids);
+
+    for (int i = 0; !why && i < ARRAY_SIZE(order); i++) {
+        size_t size;
+        void **array = rdma_mig_array(rm, order[i], &size);
+
+        for (int32_t j = 0; !why && j < rm->mig.n[order[i]]; j++) {
+            void *rec = *array + j * size;
+
+            why = rdma_rm_restore(rm, order[i], rec);
+            if (why) {
+                error_report("rdma: incoming %s %u refused: %s",
+                             rdma_rm_type_name(order[i]), *(uint32_t *)rec,
+                             why);
+            }
+        }
+    }
+    rdma_mig_free(rm, true);
+    if (why) {
+        rdma_rm_reset(rm);
+        return -EINVAL;
+    }
+    return 0;
+}
+
+const VMStateDescription vmstate_rdma_rm = {
+    .name = "rdma-rm",
+    .version_id = 1,
+    .minimum_version_id = 1,
+    .pre_save = rdma_rm_pre_save,
+    .post_save = rdma_rm_post_save,
+    .pre_load = rdma_rm_pre_load,
+    .post_load = rdma_rm_post_load,
+    .fields = (const VMStateField[]) {
+        VMSTATE_STRUCT(mig.limits, RdmaResources, 1, vmstate_rdma_limits,
+                       RdmaDevLimits),
+        VMSTATE_VALIDATE("limits", rdma_mig_limits_ok),
+        VMSTATE_STRUCT_VARRAY_POINTER_UINT32(mig.gids, RdmaResources,
+                                             limits.gid_tbl_len,
+                                             vmstate_rdma_gid, RdmaGid),
+        VMSTATE_INT32_ARRAY(mig.n, RdmaResources, RDMA_RES_MAX),
+        VMSTATE_VALIDATE("counts", rdma_mig_counts_ok),
+        VMSTATE_STRUCT_VARRAY_ALLOC(mig.uc, RdmaResources,
+                                    mig.n[RDMA_RES_UC], 1, vmstate_rdma_uc,
+                                    RdmaUc),
+        VMSTATE_STRUCT_VARRAY_ALLOC(mig.pd, RdmaResources,
+                                    mig.n[RDMA_RES_PD], 1, vmstate_rdma_pd,
+                                    RdmaPd),
+        VMSTATE_STRUCT_VARRAY_ALLOC(mig.cq, RdmaResources,
+                                    mig.n[RDMA_RES_CQ], 1, vmstate_rdma_cq,
+                                    RdmaCq),
+        VMSTATE_STRUCT_VARRAY_ALLOC(mig.srq, RdmaResources,
+                                    mig.n[RDMA_RES_SRQ], 1, vmstate_rdma_srq,
+                                    RdmaSrq),
+        VMSTATE_STRUCT_VARRAY_ALLOC(mig.mr, RdmaResources,
+                                    mig.n[RDMA_RES_MR], 1, vmstate_rdma_mr,
+                                    RdmaMr),
+        VMSTATE_STRUCT_VARRAY_ALLOC(mig.qp, RdmaResources,
+                                    mig.n[RDMA_RES_QP], 1, vmstate_rdma_qp,
+                                    RdmaQp),
+        VMSTATE_UINT64(entry_bytes_max, RdmaResources),
+        VMSTATE_END_OF_LIST()
+    },
+};
