@@ -49,7 +49,8 @@ fi
 say "building qemu-system-x86_64 and the pvrdma qtests ($flavour)"
 start=$(date +%s)
 if ! ninja -C "$out" qemu-system-x86_64 tests/qtest/pvrdma-test \
-        tests/qtest/pvrdma-datapath-test contrib/rdmacm-mux/rdmacm-mux \
+        tests/qtest/pvrdma-datapath-test tests/qtest/pvrdma-migration-test \
+        contrib/rdmacm-mux/rdmacm-mux \
         > "$out/ninja.log" 2>&1; then
     grep -v 'WARNING: Source item' "$out/ninja.log" | grep -E -B2 -A12 'error|FAILED' | head -60 >&2
     die "build failed, see $out/ninja.log"

@@ -45,7 +45,7 @@ count() {
 run_qtest() {
     local lane=$1 qemu=$2 out=$logdir/$1.log p=0 f=0 san t planned tp tf
     : > "$out"
-    for t in pvrdma-test pvrdma-datapath-test; do
+    for t in pvrdma-test pvrdma-datapath-test pvrdma-migration-test; do
         echo "== $lane: tests/qtest/$t on $qemu"
         QTEST_QEMU_BINARY=$qemu \
         ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:exitcode=66 \

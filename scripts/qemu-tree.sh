@@ -28,6 +28,9 @@ links=(
     qapi/pvrdma.json
     tests/qtest/pvrdma-test.c
     tests/qtest/pvrdma-datapath-test.c
+    tests/qtest/pvrdma-migration-test.c
+    tests/qtest/pvrdma-dp.c
+    tests/qtest/pvrdma-dp.h
     tests/qtest/pvrdma-qtest.c
     tests/qtest/pvrdma-qtest.h
     configs/devices/x86_64-softmmu/pvrdma.mak

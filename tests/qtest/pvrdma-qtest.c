@@ -61,17 +61,29 @@ static void pv_ibverbs_args(char **machine, char **device)
 
 /* Setup */
 
-Pv *pv_start_args(const char *extra)
+QTestState *pv_qemu_start(const char *extra)
 {
-    Pv *pv = g_new0(Pv, 1);
     g_autofree char *machine = NULL;
     g_autofree char *device = NULL;
 
     pv_ibverbs_args(&machine, &device);
-    pv->qts = qtest_initf("-M pc -nodefaults %s"
-                          "-device vmxnet3,addr=%x.0,multifunction=on,mac="
-                          MAC " -device pvrdma,id=rdma,addr=%x.1%s%s",
-                          machine, SLOT, SLOT, device, extra ? extra : "");
+    return qtest_initf("-M pc -nodefaults %s"
+                       "-device vmxnet3,addr=%x.0,multifunction=on,mac="
+                       MAC " -device pvrdma,id=rdma,addr=%x.1%s%s",
+                       machine, SLOT, SLOT, device, extra ? extra : "");
+}
+
+void pv_move(Pv *pv, QTestState *to)
+{
+    pv->qts = to;
+    pv->bus->qts = to;
+}
+
+Pv *pv_start_args(const char *extra)
+{
+    Pv *pv = g_new0(Pv, 1);
+
+    pv->qts = pv_qemu_start(extra);
     pc_alloc_init(&pv->alloc, pv->qts, 0);
     pv->bus = qpci_new_pc(pv->qts, &pv->alloc);
     pv_attach(pv);

@@ -81,6 +81,10 @@ void pv_settle(void);
  * loads a DSR and activates the device, as the driver's probe does.
  */
 Pv *pv_start_args(const char *extra);
+/* QEMU as pv_start_args() starts it, and nothing else (a destination). */
+QTestState *pv_qemu_start(const char *extra);
+/* @pv goes on in @to: the destination its QEMU migrated to. */
+void pv_move(Pv *pv, QTestState *to);
 Pv *pv_start(void);
 /*
  * q35, the two functions behind a pcie-root-port at 00:PV_RP_SLOT.0 on bus

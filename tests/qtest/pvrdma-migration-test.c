@@ -1,0 +1,750 @@
+/*
+ * QTest for pvrdma live migration (soft backend).
+ *
+ * Two QEMUs in qtest mode: the test builds objects and posts work on the
+ * source as the guest driver would, migrates the VM to a destination
+ * started with the same command line and -incoming, and carries on there
+ * with the same guest state (its memory, the libqos allocator, the BAR
+ * addresses): every object must answer under its handle, with its keys,
+ * QP numbers, states and attributes, work posted before the switch-over
+ * must complete with the right data, and new work must run.  A mutated
+ * stream test loads altered copies of a valid stream: each either fails
+ * cleanly or yields a device that survives its doorbells and a reset.
+ * Under the ASan/UBSan lane every destination runs with the sanitizers.
+ *
+ * With the ibverbs backend (lane 3) only the migration blocker is tested.
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+
+#include "qemu/osdep.h"
+#include "qemu/bswap.h"
+#include "qemu/timer.h"
+#include "qobject/qdict.h"
+#include "pvrdma-dp.h"
+
+#define MIG_WAIT_US     (60 * G_USEC_PER_SEC)
+
+static char *tmpdir;
+
+/* Migration with QMP */
+
+static char *mig_status(QTestState *qts, char **error)
+{
+    QDict *resp = qtest_qmp(qts, "{ 'execute': 'query-migrate' }");
+    QDict *ret = qdict_get_qdict(resp, "return");
+    char *st = g_strdup(qdict_get_try_str(ret, "status") ?: "none");
+
+    if (error) {
+        *error = g_strdup(qdict_get_try_str(ret, "error-desc") ?: "");
+    }
+    qobject_unref(resp);
+    return st;
+}
+
+/* Wait until @qts's migration is completed or failed; true if completed. */
+static bool mig_finish(QTestState *qts, char **error)
+{
+    gint64 end = g_get_monotonic_time() + MIG_WAIT_US;
+
+    for (;;) {
+        g_autofree char *st = mig_status(qts, error);
+
+        if (!strcmp(st, "completed")) {
+            return true;
+        }
+        if (!strcmp(st, "failed")) {
+            return false;
+        }
+        g_assert_cmpint(g_get_monotonic_time(), <, end);
+        if (error) {
+            g_free(*error);
+        }
+        g_usleep(2000);
+    }
+}
+
+static void mig_wait_status(QTestState *qts, const char *want)
+{
+    gint64 end = g_get_monotonic_time() + MIG_WAIT_US;
+
+    for (;;) {
+        g_autofree char *st = mig_status(qts, NULL);
+
+        if (!strcmp(st, want)) {
+            return;
+        }
+        g_assert_cmpstr(st, !=, "failed");
+        g_assert_cmpint(g_get_monotonic_time(), <, end);
+        g_usleep(2000);
+    }
+}
+
+/* Start the destination and let the source send to it. */
+static QTestState *mig_begin(Dp *d)
+{
+    g_autofree char *uri = g_strdup_printf("unix:%s/mig.sock", tmpdir);
+    QTestState *dst = pv_qemu_start(" -incoming defer");
+
+    qtest_qmp_assert_success(dst, "{ 'execute': 'migrate-incoming', "
+                             "'arguments': { 'uri': %s } }", uri);
+    qtest_qmp_assert_success(d->pv->qts, "{ 'execute': 'migrate', "
+                             "'arguments': { 'uri': %s } }", uri);
+    return dst;
+}
+
+/* Both ends completed: the test's guest goes on in @dst. */
+static void mig_end(Dp *d, QTestState *dst)
+{
+    g_autofree char *err = NULL;
+
+    if (!mig_finish(d->pv->qts, &err)) {
+        g_error("migration failed on the source: %s", err);
+    }
+    g_clear_pointer(&err, g_free);
+    if (!mig_finish(dst, &err)) {
+        g_error("migration failed on the destination: %s", err);
+    }
+    qtest_quit(d->pv->qts);
+    pv_move(d->pv, dst);
+}
+
+static void migrate(Dp *d)
+{
+    mig_end(d, mig_begin(d));
+}
+
+static bool skip_ibverbs(void)
+{
+    return skip_on_ibverbs("the ibverbs backend does not migrate "
+                           "(/pvrdma/migration/ibverbs-blocker)");
+}
+
+/* Commands and completions */
+
+static void send_buf(Dp *d, PvQp *qp, uint64_t wr_id, uint32_t flags,
+                     uint64_t addr, uint32_t len)
+{
+    PvrdmaSge s = sge(addr, len, d->lkey);
+
+    post_send(d, qp, wqe(wr_id, PVRDMA_WR_SEND, flags | PVRDMA_SEND_SIGNALED,
+                         1), &s, 1);
+}
+
+static void write_buf(Dp *d, PvQp *qp, uint64_t wr_id, uint64_t addr,
+                      uint32_t len, uint64_t raddr, uint32_t rkey)
+{
+    PvrdmaSge s = sge(addr, len, d->lkey);
+
+    post_send(d, qp, wqe_rdma(wr_id, PVRDMA_WR_RDMA_WRITE,
+                              PVRDMA_SEND_SIGNALED, 1, raddr, rkey), &s, 1);
+}
+
+/* A SEND of @len bytes from @a to @b, data and completions checked. */
+static void expect_send_works(Dp *d, PvQp *a, PvQp *b, uint64_t tag,
+                              uint32_t len)
+{
+    uint64_t src = d->mem + 0x8000, dst = d->mem + 0xc000;
+
+    fill(d, src, len, tag);
+    post_recv1(d, b, tag + 1, dst, len);
+    send_buf(d, a, tag, 0, src, len);
+    expect_rc_success(d, d->scq, tag, PVRDMA_WC_SEND, len, a);
+    expect_recv(d, d->rcq, tag + 1, PVRDMA_WC_RECV, len, b, a, 0, 0);
+    check_fill(d, dst, len, tag, 0);
+}
+
+/* A state built from every kind of object */
+
+typedef struct MigObjs {
+    PvQp *a, *b, *ud, *gsi, *sq;
+    PvSrq *srq;
+    PvCq *cq3;
+    uint32_t uc, uc_pd;
+    uint32_t user_rkey, frmr, frmr_key;
+    uint64_t phys[4];
+    uint64_t frmr_pages[2];
+} MigObjs;
+
+#define USER_IOVA   0x10000
+#define FRMR_IOVA   0x20000
+
+static void mig_objs_build(Dp *d, MigObjs *o)
+{
+    PvrdmaCmdCreateMrResp r;
+    QpSpec q;
+    uint64_t pdir;
+
+    rc_pair(d, &o->a, &o->b, ACC_ALL, 1, 7);
+    o->ud = ud_qp(d, PVRDMA_QPT_UD, UD_QKEY);
+    o->gsi = ud_qp(d, PVRDMA_QPT_GSI, GSI_QKEY);
+    g_assert_cmpuint(create_uc(d->pv, (d->pv->uar.addr / PAGE) + 1, &o->uc),
+                     ==, ERR_OK);
+    g_assert_cmpuint(create_pd(d->pv, o->uc, &o->uc_pd), ==, ERR_OK);
+    o->srq = pv_srq_new(d->pv, d->pd, 16, 2, 4);
+    q = dp_spec(d, PVRDMA_QPT_RC, NULL, NULL);
+    q.is_srq = true;
+    q.srq = o->srq->handle;
+    o->sq = dp_qp(d, &q, 0, PVRDMA_ACCESS_LOCAL_WRITE);
+    o->cq3 = dp_cq(d, 128);
+    o->user_rkey = user_mr(d, ACC_ALL, USER_IOVA, 4 * PAGE, 4, o->phys);
+
+    /* An FRMR with a registration made by a FAST_REG_MR WR */
+    g_assert_cmpuint(create_mr(d->pv, d->pd, PVRDMA_MR_FLAG_FRMR, 0, 0, 0,
+                               2, 0, &r), ==, ERR_OK);
+    o->frmr = r.mr_handle;
+    o->frmr_key = (r.rkey & ~0xffu) | 0x5a;
+    o->frmr_pages[0] = galloc(d->pv, PAGE);
+    o->frmr_pages[1] = galloc(d->pv, PAGE);
+    pdir = make_pdir(d->pv, 2, o->frmr_pages);
+    post_send(d, o->b, wqe_fast_reg(0xf1, FRMR_IOVA, pdir, 2, 2 * PAGE,
+                                    ACC_ALL, o->frmr_key), NULL, 0);
+    expect_cqe(d, d->scq, 0xf1, PVRDMA_WC_SUCCESS, PVRDMA_WC_FAST_REG_MR,
+               o->b);
+
+    /* Work posted before the switch-over: receives on b, ud and the SRQ */
+    post_recv1(d, o->b, 0xb1, d->mem + 0x1000, 256);
+    post_recv1(d, o->ud, 0xd1, d->mem + 0x2000, 256 + GRH);
+    pv_rq_put(d->pv, &o->srq->ring, 0x51, 1, NULL, 0);
+}
+
+static void test_objects(void)
+{
+    Dp *d;
+    MigObjs o;
+    PvQp *qps[5], *n1, *n2;
+    PvrdmaQpAttr before[5];
+    uint32_t i;
+
+    if (skip_ibverbs()) {
+        return;
+    }
+    d = dp_new();
+    mig_objs_build(d, &o);
+    qps[0] = o.a; qps[1] = o.b; qps[2] = o.ud; qps[3] = o.gsi;
+    qps[4] = o.sq;
+    for (i = 0; i < ARRAY_SIZE(qps); i++) {
+        before[i] = query_qp(d->pv, qps[i]->handle);
+    }
+
+    migrate(d);
+
+    /* Every QP, with its number and every attribute */
+    for (i = 0; i < ARRAY_SIZE(qps); i++) {
+        PvrdmaQpAttr after = query_qp(d->pv, qps[i]->handle);
+
+        g_assert_cmpmem(&after, sizeof(after), &before[i], sizeof(before[i]));
+    }
+    /* The receive posted on b before, a SEND after */
+    fill(d, d->mem, 256, 0x11);
+    send_buf(d, o.a, 0xa1, 0, d->mem, 256);
+    expect_rc_success(d, d->scq, 0xa1, PVRDMA_WC_SEND, 256, o.a);
+    expect_recv(d, d->rcq, 0xb1, PVRDMA_WC_RECV, 256, o.b, o.a, 0, 0);
+    check_fill(d, d->mem + 0x1000, 256, 0x11, 0);
+    /* The user MR's key, and the FRMR's registration */
+    fill(d, d->mem + 0x3000, 2 * PAGE, 0x33);
+    write_buf(d, o.a, 0xa2, d->mem + 0x3000, 2 * PAGE, USER_IOVA + PAGE,
+              o.user_rkey);
+    expect_rc_success(d, d->scq, 0xa2, PVRDMA_WC_RDMA_WRITE, 2 * PAGE, o.a);
+    check_fill(d, o.phys[1], PAGE, 0x33, 0);
+    check_fill(d, o.phys[2], PAGE, 0x33, PAGE);
+    write_buf(d, o.a, 0xa3, d->mem + 0x3000, 64, FRMR_IOVA + PAGE,
+              o.frmr_key);
+    expect_rc_success(d, d->scq, 0xa3, PVRDMA_WC_RDMA_WRITE, 64, o.a);
+    check_fill(d, o.frmr_pages[1], 64, 0x33, 0);
+    /* UD to itself through GID 0, into the receive posted before */
+    {
+        PvrdmaSge s = sge(d->mem, 128, d->lkey);
+
+        post_send(d, o.ud, wqe_ud(0xd2, PVRDMA_SEND_SIGNALED, 1, o.ud->qpn,
+                                  UD_QKEY, gid0, 0), &s, 1);
+        expect_cqe(d, d->scq, 0xd2, PVRDMA_WC_SUCCESS, PVRDMA_WC_SEND, o.ud);
+        expect_cqe(d, d->rcq, 0xd1, PVRDMA_WC_SUCCESS, PVRDMA_WC_RECV, o.ud);
+        check_fill(d, d->mem + 0x2000 + GRH, 128, 0x11, 0);
+    }
+    /* New objects on the destination */
+    {
+        QpSpec q = dp_spec(d, PVRDMA_QPT_RC, o.cq3, o.cq3);
+
+        n1 = dp_qp(d, &q, 0, PVRDMA_ACCESS_LOCAL_WRITE);
+        n2 = dp_qp(d, &q, 0, PVRDMA_ACCESS_LOCAL_WRITE);
+        rc_connect(d, n1, n2->qpn, ACC_ALL, 1, 7);
+        rc_connect(d, n2, n1->qpn, ACC_ALL, 1, 7);
+        g_assert_cmpuint(n1->qpn, !=, o.a->qpn);
+        fill(d, d->mem + 0x4000, 32, 0x44);
+        post_recv1(d, n2, 0x2, d->mem + 0x5000, 32);
+        send_buf(d, n1, 0x1, 0, d->mem + 0x4000, 32);
+        /* One CQ for both: the responder completes first. */
+        expect_cqe(d, o.cq3, 0x2, PVRDMA_WC_SUCCESS, PVRDMA_WC_RECV, n2);
+        expect_cqe(d, o.cq3, 0x1, PVRDMA_WC_SUCCESS, PVRDMA_WC_SEND, n1);
+        check_fill(d, d->mem + 0x5000, 32, 0x44, 0);
+    }
+    /* Every object goes away under the handle it had */
+    for (i = 0; i < ARRAY_SIZE(qps); i++) {
+        g_assert_cmpuint(destroy(d->pv, PVRDMA_CMD_DESTROY_QP,
+                                 qps[i]->handle), ==, ERR_OK);
+    }
+    g_assert_cmpuint(destroy(d->pv, PVRDMA_CMD_DESTROY_SRQ, o.srq->handle),
+                     ==, ERR_OK);
+    g_assert_cmpuint(destroy(d->pv, PVRDMA_CMD_DESTROY_MR, o.frmr), ==,
+                     ERR_OK);
+    g_assert_cmpuint(destroy(d->pv, PVRDMA_CMD_DESTROY_PD, o.uc_pd), ==,
+                     ERR_OK);
+    g_assert_cmpuint(destroy(d->pv, PVRDMA_CMD_DESTROY_UC, o.uc), ==,
+                     ERR_OK);
+    /* In use by a QP made on the destination: the references came too. */
+    g_assert_cmpuint(destroy(d->pv, PVRDMA_CMD_DESTROY_CQ, o.cq3->handle),
+                     !=, ERR_OK);
+    pv_srq_free(o.srq);
+    pv_cq_free(o.cq3);
+    dp_free(d);
+}
+
+/* A WR stalled in RNR: its timer and its wait for a receive carry over. */
+static void test_rnr_stalled(void)
+{
+    Dp *d;
+    PvQp *a, *b;
+
+    if (skip_ibverbs()) {
+        return;
+    }
+    d = dp_new();
+    /* b's RNR timer: 31, 491.52 ms; a retries forever. */
+    rc_pair(d, &a, &b, ACC_ALL, 31, 7);
+    fill(d, d->mem, 512, 0x21);
+    send_buf(d, a, 0xa1, 0, d->mem, 512);
+    expect_no_cqe(d, d->scq);
+    /* A receive in b's ring, without its doorbell: only the timer finds it */
+    pv_rq_put(d->pv, &b->rq, 0xb1, 1,
+              &(PvrdmaSge){ d->mem + 0x1000, 512, d->lkey }, 1);
+
+    migrate(d);
+
+    expect_no_cqe(d, d->scq);
+    qtest_clock_step(d->pv->qts, 500 * SCALE_MS);
+    main_loop_run(d);
+    expect_rc_success(d, d->scq, 0xa1, PVRDMA_WC_SEND, 512, a);
+    expect_recv(d, d->rcq, 0xb1, PVRDMA_WC_RECV, 512, b, a, 0, 0);
+    check_fill(d, d->mem + 0x1000, 512, 0x21, 0);
+
+    /* Stalled again across a second migration: the doorbell wakes it. */
+    send_buf(d, a, 0xa2, 0, d->mem, 64);
+    expect_no_cqe(d, d->scq);
+    migrate(d);
+    post_recv1(d, b, 0xb2, d->mem + 0x2000, 64);
+    expect_rc_success(d, d->scq, 0xa2, PVRDMA_WC_SEND, 64, a);
+    expect_recv(d, d->rcq, 0xb2, PVRDMA_WC_RECV, 64, b, a, 0, 0);
+    check_fill(d, d->mem + 0x2000, 64, 0x21, 0);
+    dp_free(d);
+}
+
+/* A CQ armed for solicited completions stays armed so. */
+static void test_cq_armed(void)
+{
+    Dp *d;
+    PvQp *a, *b;
+    uint32_t h[4];
+
+    if (skip_ibverbs()) {
+        return;
+    }
+    d = dp_new();
+    rc_pair(d, &a, &b, ACC_ALL, 1, 7);
+    pv_cq_db(d->pv, d->rcq, PVRDMA_UAR_CQ_ARM_SOL);
+
+    migrate(d);
+
+    expect_send_works(d, a, b, 0x10, 16);
+    g_assert_cmpuint(pv_cq_notifications(d->pv, h, ARRAY_SIZE(h)), ==, 0);
+    post_recv1(d, b, 0x21, d->mem + 0x1000, 16);
+    send_buf(d, a, 0x20, PVRDMA_SEND_SOLICITED, d->mem, 16);
+    expect_rc_success(d, d->scq, 0x20, PVRDMA_WC_SEND, 16, a);
+    g_assert_cmpuint(pv_cq_notifications(d->pv, h, ARRAY_SIZE(h)), ==, 1);
+    g_assert_cmpuint(h[0], ==, d->rcq->handle);
+    dp_free(d);
+}
+
+/* A QP in ERR with WQEs still in its rings: the flush goes on there. */
+static void test_flush(void)
+{
+    Dp *d;
+    PvQp *a, *b;
+    PvrdmaSge s;
+    int i;
+
+    if (skip_ibverbs()) {
+        return;
+    }
+    d = dp_new();
+    rc_pair(d, &a, &b, ACC_ALL, 1, 7);
+    g_assert_cmpuint(modify_state(d, a, PVRDMA_QPS_ERR), ==, ERR_OK);
+    s = sge(d->mem, 8, d->lkey);
+    for (i = 0; i < 3; i++) {
+        PvrdmaSqWqeHdr h = wqe(0x100 + i, PVRDMA_WR_SEND, 0, 1);
+
+        pv_sq_put(d->pv, a, &h, &s, 1);
+        pv_rq_put(d->pv, &a->rq, 0x200 + i, 1, &s, 1);
+    }
+
+    migrate(d);
+
+    g_assert_cmpuint(qp_state(d, a), ==, PVRDMA_QPS_ERR);
+    pv_qp_db(d->pv, a, PVRDMA_UAR_QP_SEND | PVRDMA_UAR_QP_RECV);
+    for (i = 0; i < 3; i++) {
+        expect_cqe(d, d->scq, 0x100 + i, PVRDMA_WC_WR_FLUSH_ERR, ANY_OPCODE,
+                   a);
+    }
+    for (i = 0; i < 3; i++) {
+        expect_cqe(d, d->rcq, 0x200 + i, PVRDMA_WC_WR_FLUSH_ERR, ANY_OPCODE,
+                   a);
+    }
+    expect_no_cqe(d, d->scq);
+    dp_free(d);
+}
+
+/* Right after a QP's RESET, with receives posted in RESET */
+static void test_after_qp_reset(void)
+{
+    Dp *d;
+    PvQp *a, *b;
+
+    if (skip_ibverbs()) {
+        return;
+    }
+    d = dp_new();
+    rc_pair(d, &a, &b, ACC_ALL, 1, 7);
+    g_assert_cmpuint(modify_state(d, b, PVRDMA_QPS_RESET), ==, ERR_OK);
+    post_recv1(d, b, 0xb1, d->mem + 0x1000, 32);
+
+    migrate(d);
+
+    g_assert_cmpuint(qp_state(d, b), ==, PVRDMA_QPS_RESET);
+    rc_connect(d, b, a->qpn, ACC_ALL, 1, 7);
+    fill(d, d->mem, 32, 0x51);
+    send_buf(d, a, 0xa1, 0, d->mem, 32);
+    expect_rc_success(d, d->scq, 0xa1, PVRDMA_WC_SEND, 32, a);
+    expect_recv(d, d->rcq, 0xb1, PVRDMA_WC_RECV, 32, b, a, 0, 0);
+    check_fill(d, d->mem + 0x1000, 32, 0x51, 0);
+    dp_free(d);
+}
+
+/* No DSR: never loaded, and gone with a device reset */
+static void test_no_dsr(void)
+{
+    Dp *d;
+    PvQp *a, *b;
+
+    if (skip_ibverbs()) {
+        return;
+    }
+    d = g_new0(Dp, 1);
+    d->objs = g_ptr_array_new_with_free_func((GDestroyNotify)pv_qp_free);
+    d->pv = pv_start();
+    migrate(d);
+    pv_load(d->pv);
+    dp_init(d);
+    rc_pair(d, &a, &b, ACC_ALL, 1, 7);
+    expect_send_works(d, a, b, 0x10, 64);
+
+    /* The driver resets the device (unload): then the VM migrates. */
+    wr(d->pv, PVRDMA_REG_CTL, PVRDMA_CTL_RESET);
+    migrate(d);
+    g_assert_cmpuint(rd(d->pv, PVRDMA_REG_ERR), ==, ERR_OK);
+    pv_load(d->pv);
+    pv_cq_free(d->scq);
+    pv_cq_free(d->rcq);
+    g_ptr_array_set_size(d->objs, 0);
+    dp_init(d);
+    rc_pair(d, &a, &b, ACC_ALL, 1, 7);
+    expect_send_works(d, a, b, 0x20, 64);
+    dp_free(d);
+}
+
+/*
+ * Pages the device writes after the source sent them are sent again: an
+ * RDMA WRITE (and its CQE) while the source waits before the switch-over,
+ * after every page went at least once, must be in the destination's RAM.
+ */
+static void test_dirty_pages(void)
+{
+    Dp *d;
+    PvQp *a, *b;
+    QTestState *dst;
+    uint64_t src, dstbuf;
+
+    if (skip_ibverbs()) {
+        return;
+    }
+    d = dp_new();
+    rc_pair(d, &a, &b, ACC_ALL, 1, 7);
+    src = d->mem + 0x4000;
+    dstbuf = d->mem + 0x8000;
+    fill(d, src, 4 * PAGE, 0x61);
+    qtest_qmp_assert_success(d->pv->qts, "{ 'execute': "
+                             "'migrate-set-capabilities', 'arguments': "
+                             "{ 'capabilities': [ { 'capability': "
+                             "'pause-before-switchover', 'state': true } ] "
+                             "} }");
+    dst = mig_begin(d);
+    mig_wait_status(d->pv->qts, "pre-switchover");
+
+    write_buf(d, a, 0xa1, src, 4 * PAGE, dstbuf, d->lkey);
+    qtest_qmp_assert_success(d->pv->qts, "{ 'execute': 'migrate-continue', "
+                             "'arguments': { 'state': 'pre-switchover' } }");
+    mig_end(d, dst);
+
+    check_fill(d, dstbuf, 4 * PAGE, 0x61, 0);
+    expect_rc_success(d, d->scq, 0xa1, PVRDMA_WC_RDMA_WRITE, 4 * PAGE, a);
+    dp_free(d);
+}
+
+/* Mutated streams */
+
+typedef struct MigSection {
+    size_t data;                    /* first byte of the device's data */
+    size_t end;                     /* its section footer */
+} MigSection;
+
+/* The pvrdma section of a saved stream (a full section, then a footer). */
+static MigSection mig_find_section(const uint8_t *buf, size_t len)
+{
+    static const char id[] = "0000:00:10.1/pvrdma";
+    size_t idlen = strlen(id);
+    MigSection sec = { 0 };
+    const uint8_t *p = memmem(buf, len, id, idlen);
+    size_t at;
+
+    g_assert_nonnull(p);
+    at = p - buf;
+    g_assert_cmpuint(at, >=, 6);
+    g_assert_cmpuint(buf[at - 1], ==, idlen);
+    g_assert_cmpuint(buf[at - 6], ==, 0x04);          /* full section */
+    sec.data = at + idlen + 8;                        /* instance, version */
+    for (size_t i = sec.data; i + 5 < len; i++) {
+        if (buf[i] == 0x7e && !memcmp(buf + i + 1, buf + at - 5, 4)) {
+            sec.end = i;
+        }
+    }
+    g_assert_cmpuint(sec.end, >, sec.data);
+    return sec;
+}
+
+/* Alter the stream as variant @v says; returns its new length. */
+static size_t mig_mutate(uint8_t *buf, size_t len, MigSection sec, int v,
+                         GRand *r, char *what, size_t what_len)
+{
+    size_t off = g_rand_int_range(r, sec.data, sec.end - 4);
+    uint32_t w;
+
+    switch (v % 6) {
+    case 0:
+        buf[off] ^= 1 << g_rand_int_range(r, 0, 8);
+        snprintf(what, what_len, "bit flipped at +%zu", off - sec.data);
+        return len;
+    case 1:
+        memset(buf + off, 0xff, 4);
+        snprintf(what, what_len, "0xffffffff at +%zu", off - sec.data);
+        return len;
+    case 2:
+        memset(buf + off, 0, 4);
+        snprintf(what, what_len, "0 at +%zu", off - sec.data);
+        return len;
+    case 3:
+    case 4:
+        w = ldl_be_p(buf + off) + (v % 6 == 3 ? 1 : -1);
+        stl_be_p(buf + off, w);
+        snprintf(what, what_len, "word %+d at +%zu", v % 6 == 3 ? 1 : -1,
+                 off - sec.data);
+        return len;
+    default:
+        snprintf(what, what_len, "stream cut at +%zu", off - sec.data);
+        return off;
+    }
+}
+
+/*
+ * A destination that loaded a mutated stream must survive what a guest
+ * does next: every doorbell of the source's objects, then a reset.
+ */
+static void mig_poke(QTestState *qts, Dp *d, const MigObjs *o)
+{
+    const PvQp *qps[] = { o->a, o->b, o->ud, o->gsi, o->sq };
+    uint64_t uar = d->pv->uar.addr;
+
+    qtest_qmp_assert_success(qts, "{ 'execute': 'query-pvrdma' }");
+    for (size_t i = 0; i < ARRAY_SIZE(qps); i++) {
+        qtest_writel(qts, uar + PVRDMA_UAR_QP_OFFSET, qps[i]->handle |
+                     PVRDMA_UAR_QP_SEND | PVRDMA_UAR_QP_RECV);
+    }
+    qtest_writel(qts, uar + PVRDMA_UAR_SRQ_OFFSET,
+                 o->srq->handle | PVRDMA_UAR_SRQ_RECV);
+    qtest_writel(qts, uar + PVRDMA_UAR_CQ_OFFSET,
+                 d->rcq->handle | PVRDMA_UAR_CQ_ARM);
+    qtest_clock_step(qts, SCALE_MS * 1000);
+    qtest_qmp_assert_success(qts, "{ 'execute': 'system_reset' }");
+    qtest_qmp_assert_success(qts, "{ 'execute': 'query-pvrdma' }");
+}
+
+#define MIG_VARIANTS    60
+
+static void test_mutated_stream(void)
+{
+    g_autofree char *good = g_strdup_printf("%s/good.mig", tmpdir);
+    g_autofree char *bad = g_strdup_printf("%s/bad.mig", tmpdir);
+    g_autofree char *uri = g_strdup_printf("file:%s", bad);
+    g_autofree char *good_uri = g_strdup_printf("file:%s", good);
+    g_autofree uint8_t *buf = NULL;
+    GRand *r = g_rand_new_with_seed(0x9e5eed);
+    int refused = 0, loaded = 0;
+    MigSection sec;
+    MigObjs o;
+    size_t len;
+    Dp *d;
+
+    if (skip_ibverbs()) {
+        return;
+    }
+    d = dp_new();
+    mig_objs_build(d, &o);
+    qtest_qmp_assert_success(d->pv->qts, "{ 'execute': 'migrate', "
+                             "'arguments': { 'uri': %s } }", good_uri);
+    g_assert_true(mig_finish(d->pv->qts, NULL));
+    g_assert_true(g_file_get_contents(good, (char **)&buf, &len, NULL));
+    sec = mig_find_section(buf, len);
+    g_test_message("stream of %zu bytes, device section %zu bytes",
+                   len, sec.end - sec.data);
+
+    for (int v = 0; v < MIG_VARIANTS; v++) {
+        g_autofree uint8_t *m = g_memdup2(buf, len);
+        g_autofree char *err = NULL;
+        char what[64];
+        size_t mlen = mig_mutate(m, len, sec, v, r, what, sizeof(what));
+        QTestState *dst;
+
+        g_assert_true(g_file_set_contents(bad, (char *)m, mlen, NULL));
+        dst = pv_qemu_start(" -incoming defer");
+        qtest_qmp_assert_success(dst, "{ 'execute': 'migrate-incoming', "
+                                 "'arguments': { 'uri': %s, "
+                                 "'exit-on-error': false } }", uri);
+        if (mig_finish(dst, &err)) {
+            loaded++;
+            g_test_message("variant %d (%s): loaded", v, what);
+            mig_poke(dst, d, &o);
+        } else {
+            refused++;
+            g_test_message("variant %d (%s): refused: %s", v, what, err);
+        }
+        qtest_quit(dst);
+    }
+    g_test_message("%d variants: %d refused, %d loaded and survived",
+                   MIG_VARIANTS, refused, loaded);
+    g_assert_cmpint(refused, >, 0);
+    g_rand_free(r);
+    pv_srq_free(o.srq);
+    pv_cq_free(o.cq3);
+    dp_free(d);
+}
+
+/* Save to a file, quit, restore in a new QEMU: the QPs carry on. */
+static void test_file(void)
+{
+    g_autofree char *path = g_strdup_printf("%s/saved.mig", tmpdir);
+    g_autofree char *uri = g_strdup_printf("file:%s", path);
+    g_autofree char *incoming = g_strdup_printf(" -incoming %s", uri);
+    Dp *d;
+    PvQp *a, *b;
+    QTestState *dst;
+
+    if (skip_ibverbs()) {
+        return;
+    }
+    d = dp_new();
+    rc_pair(d, &a, &b, ACC_ALL, 1, 7);
+    expect_send_works(d, a, b, 0x10, 128);
+    post_recv1(d, b, 0xb1, d->mem + 0x1000, 128);
+    qtest_qmp_assert_success(d->pv->qts, "{ 'execute': 'migrate', "
+                             "'arguments': { 'uri': %s } }", uri);
+    g_assert_true(mig_finish(d->pv->qts, NULL));
+    qtest_quit(d->pv->qts);
+
+    dst = pv_qemu_start(incoming);
+    g_assert_true(mig_finish(dst, NULL));
+    pv_move(d->pv, dst);
+    fill(d, d->mem, 128, 0x71);
+    send_buf(d, a, 0xa1, 0, d->mem, 128);
+    expect_rc_success(d, d->scq, 0xa1, PVRDMA_WC_SEND, 128, a);
+    expect_recv(d, d->rcq, 0xb1, PVRDMA_WC_RECV, 128, b, a, 0, 0);
+    check_fill(d, d->mem + 0x1000, 128, 0x71, 0);
+    expect_send_works(d, a, b, 0x20, 128);
+    dp_free(d);
+}
+
+/* ibverbs: `migrate` fails with the reason, the VM and its QPs run on. */
+static void test_ibverbs_blocker(void)
+{
+    g_autofree char *uri = g_strdup_printf("file:%s/blocked.mig", tmpdir);
+    QDict *resp;
+    const char *desc;
+    Dp *d;
+    PvQp *a, *b;
+
+    if (!pv_ibverbs()) {
+        g_test_skip("the soft backend migrates (the other tests)");
+        return;
+    }
+    d = dp_new();
+    rc_pair(d, &a, &b, ACC_ALL, 1, 7);
+    expect_send_works(d, a, b, 0x10, 64);
+    resp = qtest_qmp(d->pv->qts, "{ 'execute': 'migrate', "
+                     "'arguments': { 'uri': %s } }", uri);
+    g_assert_true(qdict_haskey(resp, "error"));
+    desc = qdict_get_str(qdict_get_qdict(resp, "error"), "desc");
+    g_test_message("migrate: %s", desc);
+    g_assert_nonnull(strstr(desc, "ibverbs backend"));
+    g_assert_nonnull(strstr(desc, "cannot migrate"));
+    qobject_unref(resp);
+    expect_send_works(d, a, b, 0x20, 64);
+    dp_free(d);
+}
+
+static void mig_rmdir(const char *path)
+{
+    GDir *dir = g_dir_open(path, 0, NULL);
+    const char *name;
+
+    while (dir && (name = g_dir_read_name(dir))) {
+        g_autofree char *p = g_build_filename(path, name, NULL);
+
+        unlink(p);
+    }
+    if (dir) {
+        g_dir_close(dir);
+    }
+    rmdir(path);
+}
+
+int main(int argc, char **argv)
+{
+    int ret;
+
+    g_test_init(&argc, &argv, NULL);
+    g_test_set_nonfatal_assertions();
+    tmpdir = g_dir_make_tmp("pvrdma-mig-XXXXXX", NULL);
+    g_assert_nonnull(tmpdir);
+    qtest_add_func("/pvrdma/migration/objects", test_objects);
+    qtest_add_func("/pvrdma/migration/rnr-stalled", test_rnr_stalled);
+    qtest_add_func("/pvrdma/migration/cq-armed", test_cq_armed);
+    qtest_add_func("/pvrdma/migration/flush", test_flush);
+    qtest_add_func("/pvrdma/migration/after-qp-reset", test_after_qp_reset);
+    qtest_add_func("/pvrdma/migration/no-dsr", test_no_dsr);
+    qtest_add_func("/pvrdma/migration/dirty-pages", test_dirty_pages);
+    qtest_add_func("/pvrdma/migration/file", test_file);
+    qtest_add_func("/pvrdma/migration/mutated-stream", test_mutated_stream);
+    qtest_add_func("/pvrdma/migration/ibverbs-blocker",
+                   test_ibverbs_blocker);
+    ret = g_test_run();
+    mig_rmdir(tmpdir);
+    g_free(tmpdir);
+    return ret;
+}
