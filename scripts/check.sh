@@ -5,7 +5,10 @@
 #   check.sh <project-dir> <build-dir> [lane...]
 # Lanes: abi, unit (modules built outside QEMU), qtest (plain build),
 # qtest-asan (AddressSanitizer and LeakSanitizer build), guest (real Debian
-# guest with the unmodified vmw_pvrdma driver), rxe (lane 3: in a TCG host
+# guest with the unmodified vmw_pvrdma driver), guest-migration (that guest's
+# RDMA programs while the VM migrates to a new QEMU and back, three times
+# each: tests/guest/migrate.py, lanes "migration" and "guest-migration"),
+# rxe (lane 3: in a TCG host
 # VM with Linux Soft-RoCE rxe0, the rdmacm-mux tests, lane "mux", and the
 # qtests on ibdev=rxe0, lane "qtest-rxe"), fuzz (the device's libFuzzer
 # build: every committed input replayed, then 3 minutes of fuzzing) and
@@ -18,10 +21,14 @@ top=$(cd "$1" && pwd)
 build=$(cd "$2" && pwd)
 shift 2
 lanes=("$@")
-[ ${#lanes[@]} -gt 0 ] || lanes=(abi unit qtest qtest-asan fuzz mux-fuzz guest rxe)
+[ ${#lanes[@]} -gt 0 ] || lanes=(abi unit qtest qtest-asan fuzz mux-fuzz guest guest-migration rxe)
 
 total_pass=0
 total_fail=0
+# What check.sh asserts on the console of the migrated guest
+migration_checks=boot,modules,net,probe,rc-pingpong,ib-write-bw,ib-read-bw
+migration_checks+=,ib-send-bw,ib-atomic-bw,rping,nvmeof-rdma,device-errors
+migration_checks+=,kernel-clean,shutdown
 logdir=$build/logs
 mkdir -p "$logdir"
 
@@ -129,6 +136,22 @@ for lane in "${lanes[@]}"; do
             bash "$top/tests/guest/check.sh" --datapath 2>&1 |
             tee "$logdir/guest.log"
         count guest "$logdir/guest.log"
+        ;;
+    guest-migration)
+        echo "== guest-migration: the guest's RDMA programs while the VM migrates"
+        mlog=$build/guest/logs/migration.log
+        bash "$top/tests/guest/build-guest.sh" "$build/guest" \
+            > "$logdir/guest-migration.log" 2>&1
+        QEMU=$build/qemu/qemu-system-x86_64 GUEST_DIR=$build/guest \
+            python3 "$top/tests/guest/migrate.py" --test probe,migration \
+            --log "$mlog" 2>>"$logdir/guest-migration.log" |
+            tee -a "$logdir/guest-migration.log"
+        GUEST_DIR=$build/guest bash "$top/tests/guest/check.sh" \
+            --console "$mlog" --tests "$migration_checks" 2>&1 |
+            sed 's/^guest: /guest-migration: /' |
+            tee -a "$logdir/guest-migration.log"
+        count migration "$logdir/guest-migration.log"
+        count guest-migration "$logdir/guest-migration.log"
         ;;
     fuzz)
         run_script fuzz '^(\[fuzz\] (FAIL|replay on)|executions:|crashes:|  /|coverage )' \

@@ -19,7 +19,8 @@
 #
 # Environment:
 #   QTEST_RXE_TESTS   test binaries under BUILD_DIR/tests/qtest
-#                     (default "pvrdma-datapath-test pvrdma-test")
+#                     (default "pvrdma-datapath-test pvrdma-test
+#                     pvrdma-migration-test")
 #   QTEST_RXE_DEV, QTEST_RXE_NETDEV   the port (rxe0, eth0)
 #   QTEST_RXE_MUX     the rdmacm-mux binary (default: the QEMU build's, else
 #                     build/rdmacm-mux/rdmacm-mux from tests/rdmacm-mux/build.sh)
@@ -36,7 +37,7 @@ top=$(cd "$here/../.." && pwd)
 build=$(cd "${1:-$top/build/qemu}" && pwd) || exit 2
 dev=${QTEST_RXE_DEV:-rxe0}
 netdev=${QTEST_RXE_NETDEV:-eth0}
-tests=${QTEST_RXE_TESTS:-pvrdma-datapath-test pvrdma-test}
+tests=${QTEST_RXE_TESTS:-pvrdma-datapath-test pvrdma-test pvrdma-migration-test}
 logdir=${QTEST_RXE_LOG:-$top/build/hostvm/out/qtest-rxe}
 limit=${QTEST_RXE_TIMEOUT:-1200}
 qemu=$build/qemu-system-x86_64

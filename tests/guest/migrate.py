@@ -1,0 +1,276 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""Lane 2 with live migration: the test guest's RDMA programs run while
+the VM moves between QEMUs on this machine.
+
+Boots the lane-2 guest (tests/guest/build-guest.sh) as run-guest.sh does,
+with its console in a file and a QMP socket.  The guest's init announces
+each program it starts with "GUEST-MIGRATE: <section>"; from then on,
+while the program runs, the VM is migrated to a new QEMU started with the
+same command line and -incoming, and the old one quits: --rounds times
+there and back (two migrations per round).  Each migration is counted only
+if the program was still running when it completed (its section's
+GUEST-END not yet written).
+
+Writes the guest's whole console (the QEMUs' logs in order) to --log, with
+the last QEMU's exit status in <log>.rc, for `check.sh --console` to judge
+the programs; one "migration: ..." line per migration (QEMU's total time
+and downtime); and per program "PASS: migration-<section>" when it saw
+2 x --rounds migrations, else "FAIL: ...".  The last line is
+"migration: N passed, N failed".  Exit status 0 only if all passed.
+
+--mode bench instead migrates a guest that runs one program (or none) a
+fixed number of times and prints the figures (make bench-migration).
+"""
+
+import argparse
+import json
+import os
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+TOP = os.path.dirname(os.path.dirname(HERE))
+
+
+def say(msg):
+    print(f"[migrate] {msg}", file=sys.stderr, flush=True)
+
+
+class Qmp:
+    """A QMP connection: one command at a time, events skipped."""
+
+    def __init__(self, path, timeout=60):
+        end = time.monotonic() + timeout
+        while True:
+            try:
+                self.sock = socket.socket(socket.AF_UNIX)
+                self.sock.connect(path)
+                break
+            except OSError:
+                self.sock.close()
+                if time.monotonic() > end:
+                    raise RuntimeError(f"no QMP socket at {path}")
+                time.sleep(0.05)
+        self.f = self.sock.makefile("rw")
+        self.f.readline()                       # greeting
+        self.cmd("qmp_capabilities")
+
+    def cmd(self, name, **args):
+        msg = {"execute": name}
+        if args:
+            msg["arguments"] = args
+        self.f.write(json.dumps(msg) + "\n")
+        self.f.flush()
+        while True:
+            line = self.f.readline()
+            if not line:
+                raise RuntimeError(f"QMP closed during {name}")
+            r = json.loads(line)
+            if "return" in r:
+                return r["return"]
+            if "error" in r:
+                raise RuntimeError(f"{name}: {r['error'].get('desc')}")
+
+    def close(self):
+        try:
+            self.sock.close()
+        except OSError:
+            pass
+
+
+class Vm:
+    """One QEMU of the guest."""
+
+    def __init__(self, idx, base, work, incoming):
+        self.idx = idx
+        self.console = os.path.join(work, f"console.{idx}")
+        qmp = os.path.join(work, f"qmp.{idx}")
+        args = base + ["-serial", f"file:{self.console}",
+                       "-qmp", f"unix:{qmp},server=on,wait=off"]
+        if incoming:
+            args += ["-incoming", "defer"]
+        self.err = open(os.path.join(work, f"qemu.{idx}.err"), "w")
+        self.proc = subprocess.Popen(args, stdin=subprocess.DEVNULL,
+                                     stdout=self.err,
+                                     stderr=subprocess.STDOUT)
+        self.qmp = Qmp(qmp)
+
+    def wait_status(self, want, timeout=120):
+        end = time.monotonic() + timeout
+        while True:
+            st = self.qmp.cmd("query-migrate")
+            if st.get("status") == want:
+                return st
+            if st.get("status") == "failed":
+                raise RuntimeError(f"migration failed on QEMU {self.idx}: "
+                                   f"{st.get('error-desc')}")
+            if time.monotonic() > end:
+                raise RuntimeError(f"QEMU {self.idx}: no '{want}' after "
+                                   f"{timeout} s ({st.get('status')})")
+            time.sleep(0.01)
+
+
+def migrate(src, idx, base, work, caps=None):
+    """Move the VM from src to a new QEMU; returns it and the figures."""
+    dst = Vm(idx, base, work, incoming=True)
+    uri = f"unix:{os.path.join(work, f'mig.{idx}')}"
+    for q in (src, dst):
+        if caps:
+            q.qmp.cmd("migrate-set-capabilities", capabilities=[
+                {"capability": c, "state": True} for c in caps])
+    dst.qmp.cmd("migrate-incoming", uri=uri)
+    src.qmp.cmd("migrate", uri=uri)
+    info = src.wait_status("completed")
+    dst.wait_status("completed")
+    src.qmp.cmd("quit")
+    rc = src.proc.wait(timeout=60)
+    src.qmp.close()
+    if rc != 0:
+        raise RuntimeError(f"QEMU {src.idx} exited {rc} after migrating")
+    return dst, info
+
+
+def guest_base(qemu, guest_dir, append, pvrdma=True):
+    """The command line of run-guest.sh, minus console and monitor."""
+    fw = subprocess.run(
+        ["bash", "-c", f'. "{HERE}/lib.sh"; qemu_fw_args "$1" && '
+         'printf "%s\\n" "${fw[@]}"', "-", qemu],
+        check=True, capture_output=True, text=True).stdout.split("\n")[:-1]
+    args = [qemu, "-accel", "tcg", "-M", "pc", "-m", "1G", "-smp", "2",
+            "-nodefaults", "-display", "none", "-no-reboot"] + fw + [
+        "-kernel", os.path.join(guest_dir, "vmlinuz"),
+        "-initrd", os.path.join(guest_dir, "initrd.img"),
+        "-append", "console=ttyS0 panic=-1 quiet " + append,
+        "-netdev", "user,id=n0,restrict=on",
+        "-device", "vmxnet3,addr=10.0,multifunction=on,netdev=n0,"
+                   "mac=52:54:00:12:34:56,romfile="]
+    if pvrdma:
+        args += ["-device", "pvrdma,addr=10.1"]
+    return args
+
+
+def console_text(vms):
+    text = ""
+    for v in vms:
+        try:
+            with open(v.console, errors="replace") as f:
+                text += f.read()
+        except OSError:
+            pass
+    return text.replace("\r", "")
+
+
+def fmt(info):
+    ram = info.get("ram", {})
+    return (f"total {info.get('total-time', '?')} ms, downtime "
+            f"{info.get('downtime', '?')} ms, setup "
+            f"{info.get('setup-time', '?')} ms, "
+            f"{ram.get('transferred', 0) // 1024} KiB sent")
+
+
+def run_lane(a, work):
+    append = (f"pvrdma.test={a.test} pvrdma.timeout={a.tool_timeout} "
+              f"pvrdma.migscale={a.scale} pvrdma.shell=0")
+    base = guest_base(a.qemu, a.guest_dir, append)
+    say("booting: " + " ".join(base))
+    vms = [Vm(0, base, work, incoming=False)]
+    vm = vms[0]
+    done = {}                       # section -> migrations while it ran
+    deadline = time.monotonic() + a.timeout
+    failed = None
+    try:
+        while vm.proc.poll() is None:
+            if time.monotonic() > deadline:
+                failed = f"timeout after {a.timeout} s"
+                break
+            text = console_text(vms)
+            todo = [s for s in re.findall(r"^GUEST-MIGRATE: (\S+)$", text,
+                                          re.M) if s not in done]
+            if not todo:
+                time.sleep(0.2)
+                continue
+            sec = todo[0]
+            done[sec] = 0
+            time.sleep(a.settle)
+            for _ in range(2 * a.rounds):
+                if f"GUEST-END: {sec}\n" in console_text(vms):
+                    break
+                vm, info = migrate(vm, len(vms), base, work)
+                vms.append(vm)
+                ran = f"GUEST-END: {sec}\n" not in console_text(vms)
+                done[sec] += ran
+                print(f"migration: {sec}: #{len(vms) - 1} to QEMU "
+                      f"{vm.idx}: {fmt(info)}"
+                      f"{'' if ran else ' (the program had ended)'}",
+                      flush=True)
+        if failed is None:
+            vm.proc.wait(timeout=a.timeout)
+    except (RuntimeError, OSError, subprocess.TimeoutExpired) as e:
+        failed = str(e)
+    for v in vms:
+        if v.proc.poll() is None:
+            v.proc.kill()
+            v.proc.wait()
+    with open(a.log, "w") as f:
+        f.write(console_text(vms))
+    with open(a.log + ".rc", "w") as f:
+        rc = vm.proc.returncode if failed is None else 1
+        f.write(f"{rc}\n")
+    npass = nfail = 0
+    for sec, n in done.items():
+        if n >= 2 * a.rounds:
+            print(f"PASS: migration-{sec}")
+            npass += 1
+        else:
+            print(f"FAIL: migration-{sec}\n#   {n} of {2 * a.rounds} "
+                  "migrations completed while the program ran")
+            nfail += 1
+    if failed or not done:
+        print(f"FAIL: migration-harness\n#   {failed or 'no program announced'}"
+              f" (QEMU logs in {work})")
+        nfail += 1
+    print(f"migration: {npass} passed, {nfail} failed", flush=True)
+    return nfail == 0
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--qemu", default=os.environ.get(
+        "QEMU", os.path.join(TOP, "build/qemu/qemu-system-x86_64")))
+    p.add_argument("--guest-dir", default=os.environ.get(
+        "GUEST_DIR", os.path.join(TOP, "build/guest")))
+    p.add_argument("--test", default="migration",
+                   help="the guest's scenarios (pvrdma.test)")
+    p.add_argument("--rounds", type=int, default=3,
+                   help="round trips per program (default 3)")
+    p.add_argument("--scale", type=int, default=1,
+                   help="program lengths, as a multiple (pvrdma.migscale)")
+    p.add_argument("--settle", type=float, default=1.0,
+                   help="seconds between a program's start and the first "
+                        "migration")
+    p.add_argument("--tool-timeout", type=int, default=240,
+                   help="deadline of each program pair in the guest")
+    p.add_argument("--timeout", type=int, default=1500)
+    p.add_argument("--log", default=None)
+    p.add_argument("--keep", action="store_true",
+                   help="keep the QEMUs' logs and sockets")
+    a = p.parse_args()
+    work = os.path.join(a.guest_dir, "migration")
+    shutil.rmtree(work, ignore_errors=True)
+    os.makedirs(work)
+    if a.log is None:
+        os.makedirs(os.path.join(a.guest_dir, "logs"), exist_ok=True)
+        a.log = os.path.join(a.guest_dir, "logs", "migration.log")
+    ok = run_lane(a, work)
+    if ok and not a.keep:
+        shutil.rmtree(work, ignore_errors=True)
+    sys.exit(0 if ok else 1)
+
+
+if __name__ == "__main__":
+    main()
