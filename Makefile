@@ -11,6 +11,9 @@
 #   make bench      pvrdma against Linux Soft-RoCE (rxe) in one TCG guest boot,
 #                   the host's memcpy bandwidth, and make bench-mr (figures,
 #                   not a test)
+#   make bench-migration  what live migration costs: the device's state size
+#                   and save/load time, and a guest's downtime with and
+#                   without the device (figures, not a test)
 #   make bench-mr   cost of giving a 1 GiB guest MR to a host RDMA device
 #                   (host ranges for ibv_reg_mr; ibv_reg_mr in the host VM)
 #   make fuzz       coverage-guided fuzzing of the device (libFuzzer, ASan,
@@ -33,13 +36,14 @@ GUEST_DEPS := linux-source-6.1 rdma-core ibverbs-providers ibverbs-utils \
 	rdmacm-utils perftest busybox-static cpio kmod
 
 .PHONY: all deps tree build build-asan check check-qtest check-abi \
-	check-guest check-fuzz run bench bench-mr fuzz fuzz-mux clean \
+	check-guest check-fuzz run bench bench-mr bench-migration fuzz \
+	fuzz-mux clean \
 	distclean help
 
 all: build
 
 help:
-	@sed -n '2,19p' Makefile | sed 's/^# \{0,1\}//'
+	@sed -n '2,22p' Makefile | sed 's/^# \{0,1\}//'
 
 deps:
 	@bash scripts/apt-setup.sh $(BUILD_DEPS)
@@ -95,6 +99,10 @@ bench: build
 
 bench-mr:
 	@bash tests/bench/mr-reg-bench.sh
+
+bench-migration: build
+	@bash scripts/apt-setup.sh $(GUEST_DEPS)
+	@bash tests/bench/migration-bench.sh $(BUILD)
 
 clean:
 	rm -rf $(BUILD)/qemu $(BUILD)/qemu-asan $(BUILD)/guest $(BUILD)/bench \

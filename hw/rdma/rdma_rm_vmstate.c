@@ -16,6 +16,8 @@
 
 #include "qemu/osdep.h"
 #include "qemu/error-report.h"
+#include "qemu/bswap.h"
+#include "migration/qemu-file-types.h"
 #include "rdma_rm.h"
 #include "rdma_backend.h"
 
@@ -38,6 +40,83 @@ RDMA_MIG_ZERO(RdmaSrq)
 RDMA_MIG_ZERO(RdmaMr)
 RDMA_MIG_ZERO(RdmaQp)
 
+/*
+ * A page list travels as runs: each 64-bit word is a page address whose
+ * low 12 bits (zero in an address) count the pages that follow it
+ * contiguously, up to 4095.  Pinned guest memory is mostly in runs (huge
+ * pages: 512), so a 1 GiB MR is kilobytes, not 2 MiB, and a list of
+ * scattered pages costs what it did as an array.  Words are read in one
+ * buffer and must add up to exactly npages (checked by then, so the
+ * array is bounded before it is allocated).
+ */
+#define RDMA_MIG_RUN_MAX    (RDMA_PAGE_SIZE - 1)
+
+static int rdma_mig_put_pages(QEMUFile *f, void *pv, size_t size,
+                              const VMStateField *field, JSONWriter *vmdesc)
+{
+    const RdmaPageList *l = pv;
+    g_autofree uint64_t *w = g_new(uint64_t, MAX(l->npages, 1));
+    uint32_t n = 0;
+
+    for (uint32_t i = 0; i < l->npages; n++) {
+        uint32_t run = 0;
+
+        while (i + run + 1 < l->npages && run < RDMA_MIG_RUN_MAX &&
+               l->pages[i + run + 1] == l->pages[i + run] + RDMA_PAGE_SIZE) {
+            run++;
+        }
+        w[n] = cpu_to_be64(l->pages[i] | run);
+        i += run + 1;
+    }
+    qemu_put_be32(f, n);
+    qemu_put_buffer(f, (uint8_t *)w, n * sizeof(uint64_t));
+    return 0;
+}
+
+static int rdma_mig_get_pages(QEMUFile *f, void *pv, size_t size,
+                              const VMStateField *field)
+{
+    RdmaPageList *l = pv;
+    uint32_t n = qemu_get_be32(f), done = 0;
+    g_autofree uint64_t *w = NULL;
+
+    if (n > l->npages) {
+        error_report("rdma: incoming page list of %u runs for %u pages", n,
+                     l->npages);
+        return -EINVAL;
+    }
+    w = g_new(uint64_t, MAX(n, 1));
+    qemu_get_buffer(f, (uint8_t *)w, n * sizeof(uint64_t));
+    l->pages = l->npages ? g_new(uint64_t, l->npages) : NULL;
+    for (uint32_t i = 0; i < n; i++) {
+        uint64_t v = be64_to_cpu(w[i]);
+        uint32_t run = v & RDMA_MIG_RUN_MAX;
+        uint64_t page = v & ~(uint64_t)RDMA_MIG_RUN_MAX;
+
+        if (run + 1 > l->npages - done ||
+            page + (uint64_t)run * RDMA_PAGE_SIZE < page) {
+            error_report("rdma: incoming page runs exceed %u pages",
+                         l->npages);
+            return -EINVAL;
+        }
+        for (uint32_t j = 0; j <= run; j++) {
+            l->pages[done++] = page + (uint64_t)j * RDMA_PAGE_SIZE;
+        }
+    }
+    if (done != l->npages) {
+        error_report("rdma: incoming page runs make %u of %u pages", done,
+                     l->npages);
+        return -EINVAL;
+    }
+    return 0;
+}
+
+static const VMStateInfo vmstate_info_rdma_pages = {
+    .name = "rdma-pages",
+    .get = rdma_mig_get_pages,
+    .put = rdma_mig_put_pages,
+};
+
 static bool rdma_mig_npages_ok(void *opaque, int version_id)
 {
     RdmaPageList *l = opaque;
@@ -57,8 +136,12 @@ const VMStateDescription vmstate_rdma_page_list = {
     .fields = (const VMStateField[]) {
         VMSTATE_UINT32(npages, RdmaPageList),
         VMSTATE_VALIDATE("npages", rdma_mig_npages_ok),
-        VMSTATE_VARRAY_UINT32_ALLOC(pages, RdmaPageList, npages, 0,
-                                    vmstate_info_uint64, uint64_t),
+        {
+            .name = "pages",
+            .info = &vmstate_info_rdma_pages,
+            .flags = VMS_SINGLE,
+            .size = sizeof(RdmaPageList),
+        },
         VMSTATE_END_OF_LIST()
     },
 };

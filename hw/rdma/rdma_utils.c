@@ -147,17 +147,52 @@ bool rdma_ring_load(PCIDevice *pdev, dma_addr_t pdir, uint32_t npages,
     return true;
 }
 
+/*
+ * Is the page at @addr in guest RAM?  [*@lo, *@hi) is RAM found by an
+ * earlier call: the pages of a list are mostly in one RAM block, so a list
+ * of 2^18 pages costs a few translations, not 2^18.
+ */
+static bool rdma_page_in_ram(PCIDevice *pdev, uint64_t addr, uint64_t *lo,
+                             uint64_t *hi)
+{
+    hwaddr xlat, plen = 1ull << 40;
+    MemoryRegion *mr;
+
+    if (!addr || (addr & (RDMA_PAGE_SIZE - 1))) {
+        return false;
+    }
+    if (addr >= *lo && addr < *hi && *hi - addr >= RDMA_PAGE_SIZE) {
+        return true;
+    }
+    RCU_READ_LOCK_GUARD();
+    mr = address_space_translate(pci_get_address_space(pdev), addr, &xlat,
+                                 &plen, true, MEMTXATTRS_UNSPECIFIED);
+    if (!memory_region_is_ram(mr) || memory_region_is_romd(mr) ||
+        mr->readonly || plen < RDMA_PAGE_SIZE) {
+        return false;
+    }
+    *lo = addr;
+    *hi = addr + plen;
+    return true;
+}
+
 bool rdma_page_list_ok(PCIDevice *pdev, const RdmaPageList *list,
                        uint32_t min_pages, uint32_t max_pages, bool ring,
                        const char **why)
 {
+    uint64_t lo = 0, hi = 0;
+
     if (list->npages < min_pages || list->npages > max_pages ||
         (list->npages && !list->pages)) {
         *why = "page count out of range";
         return false;
     }
+    if (!rdma_dev_live(pdev)) {
+        *why = "device unplugged";
+        return false;
+    }
     for (uint32_t i = 0; i < list->npages; i++) {
-        if (!rdma_page_ok(pdev, list->pages[i])) {
+        if (!rdma_page_in_ram(pdev, list->pages[i], &lo, &hi)) {
             *why = "page entry invalid";
             return false;
         }

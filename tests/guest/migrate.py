@@ -19,8 +19,10 @@ and downtime); and per program "PASS: migration-<section>" when it saw
 2 x --rounds migrations, else "FAIL: ...".  The last line is
 "migration: N passed, N failed".  Exit status 0 only if all passed.
 
---mode bench instead migrates a guest that runs one program (or none) a
-fixed number of times and prints the figures (make bench-migration).
+--bench instead prints figures (make bench-migration): QEMU's total
+migration time and downtime, medians of --rounds * 2 migrations, for the
+same guest without the device, with the device idle, and with the device
+under ib_write_bw.
 """
 
 import argparse
@@ -173,10 +175,10 @@ def fmt(info):
             f"{ram.get('transferred', 0) // 1024} KiB sent")
 
 
-def run_lane(a, work):
+def run_lane(a, work, pvrdma=True, infos=None):
     append = (f"pvrdma.test={a.test} pvrdma.timeout={a.tool_timeout} "
               f"pvrdma.migscale={a.scale} pvrdma.shell=0")
-    base = guest_base(a.qemu, a.guest_dir, append)
+    base = guest_base(a.qemu, a.guest_dir, append, pvrdma)
     say("booting: " + " ".join(base))
     vms = [Vm(0, base, work, incoming=False)]
     vm = vms[0]
@@ -204,6 +206,8 @@ def run_lane(a, work):
                 vms.append(vm)
                 ran = f"GUEST-END: {sec}\n" not in console_text(vms)
                 done[sec] += ran
+                if infos is not None and ran:
+                    infos.append(info)
                 print(f"migration: {sec}: #{len(vms) - 1} to QEMU "
                       f"{vm.idx}: {fmt(info)}"
                       f"{'' if ran else ' (the program had ended)'}",
@@ -238,6 +242,36 @@ def run_lane(a, work):
     return nfail == 0
 
 
+def median(v):
+    v = sorted(v)
+    return v[len(v) // 2] if v else float("nan")
+
+
+def run_bench(a, work):
+    cases = [("no pvrdma (vmxnet3 only)", "idle", False),
+             ("pvrdma idle", "probe,idle", True),
+             ("pvrdma under ib_write_bw", "probe,mig_write_bw", True)]
+    rows = []
+    for label, test, pvrdma in cases:
+        infos = []
+        a.test = test
+        a.log = os.path.join(work, "bench.log")
+        say(f"bench: {label}")
+        run_lane(a, work, pvrdma, infos)
+        rows.append((label, infos))
+    print(f"{'guest (1 GiB, TCG, 2 vCPUs)':32} {'runs':>4} "
+          f"{'total ms':>9} {'downtime ms':>12} {'min-max':>10} "
+          f"{'MiB sent':>9}")
+    for label, infos in rows:
+        down = [i.get("downtime", 0) for i in infos]
+        print(f"{label:32} {len(infos):>4} "
+              f"{median([i.get('total-time', 0) for i in infos]):>9} "
+              f"{median(down):>12} "
+              f"{(str(min(down)) + '-' + str(max(down))) if down else '-':>10} "
+              f"{median([i['ram']['transferred'] >> 20 for i in infos]):>9}")
+    return all(len(i) >= 2 * a.rounds for _, i in rows)
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--qemu", default=os.environ.get(
@@ -257,6 +291,8 @@ def main():
                    help="deadline of each program pair in the guest")
     p.add_argument("--timeout", type=int, default=1500)
     p.add_argument("--log", default=None)
+    p.add_argument("--bench", action="store_true",
+                   help="print migration figures (make bench-migration)")
     p.add_argument("--keep", action="store_true",
                    help="keep the QEMUs' logs and sockets")
     a = p.parse_args()
@@ -266,7 +302,7 @@ def main():
     if a.log is None:
         os.makedirs(os.path.join(a.guest_dir, "logs"), exist_ok=True)
         a.log = os.path.join(a.guest_dir, "logs", "migration.log")
-    ok = run_lane(a, work)
+    ok = run_bench(a, work) if a.bench else run_lane(a, work)
     if ok and not a.keep:
         shutil.rmtree(work, ignore_errors=True)
     sys.exit(0 if ok else 1)

@@ -708,6 +708,240 @@ static void test_ibverbs_blocker(void)
     dp_free(d);
 }
 
+/*
+ * make bench-migration (PVRDMA_MIG_BENCH=1; figures, not a test): what the
+ * device adds to a migration.  For each state, a fresh source is built and
+ * migrated MIG_BENCH_RUNS times; QEMU's trace events with timestamps give
+ * the pvrdma section's save time (source) and load time (destination),
+ * query-migrate the downtime, and one save to a file the section's size.
+ */
+#define MIG_BENCH_RUNS  5
+#define MIG_ID          "0000:00:10.1/pvrdma"
+
+typedef void MigBenchBuild(Dp *d);
+
+static void bench_empty(Dp *d)
+{
+}
+
+/*
+ * 1 GiB MR over distinct guest pages (the bench's guest has 1280 MiB):
+ * in 2 MiB runs in shuffled order, as huge pages pin, or every page apart
+ * from the next (the worst case for the stream).
+ */
+#define BENCH_MR_BASE   0x8000000ull
+#define BENCH_MR_PAGES  262144
+
+static void bench_mr_1g(Dp *d, bool runs)
+{
+    g_autofree uint64_t *table = g_new(uint64_t, 512);
+    uint64_t dir = galloc(d->pv, PAGE);
+    GRand *r = g_rand_new_with_seed(0x2aa);
+    uint32_t order[512];
+
+    for (int i = 0; i < 512; i++) {
+        order[i] = i;
+    }
+    for (int i = 511; i > 0; i--) {
+        int j = g_rand_int_range(r, 0, i + 1);
+        uint32_t t = order[i];
+
+        order[i] = order[j];
+        order[j] = t;
+    }
+    for (int t = 0; t < 512; t++) {
+        uint64_t tpage = galloc(d->pv, PAGE);
+
+        for (int i = 0; i < 512; i++) {
+            uint64_t n = (uint64_t)t * 512 + i;
+
+            table[i] = BENCH_MR_BASE + (runs ?
+                       ((uint64_t)order[t] * 512 + i) * PAGE :
+                       (BENCH_MR_PAGES - 1 - n) * PAGE);
+        }
+        qtest_memwrite(d->pv->qts, tpage, table, PAGE);
+        qtest_writeq(d->pv->qts, dir + t * 8, tpage);
+    }
+    g_assert_cmpuint(create_mr(d->pv, d->pd, 0, ACC_ALL, 0x40000000,
+                               1ull << 30, BENCH_MR_PAGES, dir, NULL), ==,
+                     ERR_OK);
+    g_rand_free(r);
+}
+
+static void bench_64qp(Dp *d)
+{
+    for (int i = 0; i < 32; i++) {
+        PvQp *a, *b;
+
+        rc_pair(d, &a, &b, ACC_ALL, 1, 7);
+    }
+}
+
+/* 64 RC QPs (32 connected pairs) and 1 GiB of registered memory */
+static void bench_64qp_1g_runs(Dp *d)
+{
+    bench_64qp(d);
+    bench_mr_1g(d, true);
+}
+
+static void bench_64qp_1g_scattered(Dp *d)
+{
+    bench_64qp(d);
+    bench_mr_1g(d, false);
+}
+
+/* Every table at the device's default limits, MR pages at theirs */
+static void bench_full(Dp *d)
+{
+    QpSpec q = dp_spec(d, PVRDMA_QPT_RC, NULL, NULL);
+    uint64_t page = galloc(d->pv, PAGE);
+    uint32_t h;
+    int i;
+
+    for (i = 0; i < 16; i++) {
+        alias_mr(d, (uint64_t)i << 30, 262144, page);   /* 4M pages */
+    }
+    while (create_pd(d->pv, 0, &h) == ERR_OK) {
+    }
+    while (create_mr(d->pv, d->pd, PVRDMA_MR_FLAG_DMA, ACC_ALL, 0, 0, 0, 0,
+                     NULL) == ERR_OK) {
+    }
+    for (i = 1; i < 512; i++) {
+        if (create_uc(d->pv, d->pv->uar.addr / PAGE + i, &h) != ERR_OK) {
+            break;
+        }
+    }
+    for (i = 0; i < 511; i++) {
+        pv_srq_free(pv_srq_new(d->pv, d->pd, 16, 2, 0));
+    }
+    for (i = 0; i < 1020; i++) {
+        PvQp *a = dp_qp(d, &q, 0, PVRDMA_ACCESS_LOCAL_WRITE);
+
+        rc_connect(d, a, a->qpn, ACC_ALL, 1, 7);
+    }
+    while (create_cq(d->pv, 64, &h) == ERR_OK) {
+    }
+}
+
+/* Microseconds from the last line matching @a to the next matching @b */
+static double trace_span_us(const char *log, const char *a, const char *b)
+{
+    g_autofree char *text = NULL;
+    g_auto(GStrv) lines = NULL;
+    double t0 = -1, span = -1;
+
+    if (!g_file_get_contents(log, &text, NULL, NULL)) {
+        return -1;
+    }
+    lines = g_strsplit(text, "\n", -1);
+    for (int i = 0; lines[i]; i++) {
+        const char *at = strchr(lines[i], '@');
+        double t = at ? g_ascii_strtod(at + 1, NULL) : 0;
+
+        if (strstr(lines[i], a)) {
+            t0 = t;
+        } else if (t0 >= 0 && strstr(lines[i], b)) {
+            span = (t - t0) * 1e6;
+            t0 = -1;
+        }
+    }
+    return span;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+
+    return x < y ? -1 : x > y;
+}
+
+static double median(double *v, int n)
+{
+    qsort(v, n, sizeof(*v), cmp_double);
+    return v[n / 2];
+}
+
+static void bench_state(const char *label, MigBenchBuild *build)
+{
+    g_autofree char *slog = g_strdup_printf("%s/src.trace", tmpdir);
+    g_autofree char *dlog = g_strdup_printf("%s/dst.trace", tmpdir);
+    g_autofree char *file = g_strdup_printf("%s/bench.mig", tmpdir);
+    g_autofree char *furi = g_strdup_printf("file:%s", file);
+    g_autofree char *uri = g_strdup_printf("unix:%s/bench.sock", tmpdir);
+    g_autofree char *sargs = g_strdup_printf(" -m 1280M -msg timestamp=on -D %s "
+        "-trace savevm_section_start -trace savevm_section_end", slog);
+    g_autofree char *dargs = g_strdup_printf(" -m 1280M -msg timestamp=on -D %s "
+        "-trace vmstate_load -trace vmstate_load_state_end "
+        "-incoming defer", dlog);
+    double save[MIG_BENCH_RUNS], load[MIG_BENCH_RUNS], down[MIG_BENCH_RUNS];
+    double total[MIG_BENCH_RUNS], build_s = 0;
+    size_t section = 0;
+
+    for (int r = 0; r < MIG_BENCH_RUNS; r++) {
+        Dp *d = g_new0(Dp, 1);
+        QTestState *dst;
+        QDict *resp, *ret;
+        gint64 t0;
+
+        d->objs = g_ptr_array_new_with_free_func((GDestroyNotify)pv_qp_free);
+        unlink(slog);
+        d->pv = pv_start_args(sargs);
+        pv_load(d->pv);
+        dp_init(d);
+        t0 = g_get_monotonic_time();
+        build(d);
+        build_s = (g_get_monotonic_time() - t0) / 1e6;
+        if (r == 0) {
+            g_autofree uint8_t *buf = NULL;
+            size_t len;
+
+            qtest_qmp_assert_success(d->pv->qts, "{ 'execute': 'migrate', "
+                                     "'arguments': { 'uri': %s } }", furi);
+            g_assert_true(mig_finish(d->pv->qts, NULL));
+            g_assert_true(g_file_get_contents(file, (char **)&buf, &len,
+                                              NULL));
+            section = mig_find_section(buf, len).end;
+            section -= mig_find_section(buf, len).data;
+            unlink(file);
+            qtest_qmp_assert_success(d->pv->qts, "{ 'execute': 'cont' }");
+        }
+        unlink(dlog);
+        dst = pv_qemu_start(dargs);
+        qtest_qmp_assert_success(dst, "{ 'execute': 'migrate-incoming', "
+                                 "'arguments': { 'uri': %s } }", uri);
+        qtest_qmp_assert_success(d->pv->qts, "{ 'execute': 'migrate', "
+                                 "'arguments': { 'uri': %s } }", uri);
+        g_assert_true(mig_finish(d->pv->qts, NULL));
+        g_assert_true(mig_finish(dst, NULL));
+        resp = qtest_qmp(d->pv->qts, "{ 'execute': 'query-migrate' }");
+        ret = qdict_get_qdict(resp, "return");
+        down[r] = qdict_get_try_int(ret, "downtime", -1);
+        total[r] = qdict_get_try_int(ret, "total-time", -1);
+        qobject_unref(resp);
+        save[r] = trace_span_us(slog, "savevm_section_start " MIG_ID,
+                                "savevm_section_end " MIG_ID);
+        load[r] = trace_span_us(dlog, "vmstate_load " MIG_ID,
+                                "vmstate_load_state_end pvrdma end");
+        qtest_quit(dst);
+        dp_free(d);
+    }
+    printf("bench-migration: %-26s section %9zu bytes  save %9.0f us  "
+           "load %9.0f us  downtime %5.0f ms  total %6.0f ms  "
+           "(medians of %d; built in %.1f s)\n", label, section,
+           median(save, MIG_BENCH_RUNS), median(load, MIG_BENCH_RUNS),
+           median(down, MIG_BENCH_RUNS), median(total, MIG_BENCH_RUNS),
+           MIG_BENCH_RUNS, build_s);
+    fflush(stdout);
+}
+
+static void bench(void)
+{
+    bench_state("idle (DSR, PD, 2 CQs)", bench_empty);
+    bench_state("64 QPs, 1 GiB in 2 MiB runs", bench_64qp_1g_runs);
+    bench_state("64 QPs, 1 GiB scattered", bench_64qp_1g_scattered);
+    bench_state("full (default limits)", bench_full);
+}
+
 static void mig_rmdir(const char *path)
 {
     GDir *dir = g_dir_open(path, 0, NULL);
@@ -743,6 +977,9 @@ int main(int argc, char **argv)
     qtest_add_func("/pvrdma/migration/mutated-stream", test_mutated_stream);
     qtest_add_func("/pvrdma/migration/ibverbs-blocker",
                    test_ibverbs_blocker);
+    if (g_getenv("PVRDMA_MIG_BENCH")) {
+        qtest_add_func("/pvrdma/migration/bench", bench);
+    }
     ret = g_test_run();
     mig_rmdir(tmpdir);
     g_free(tmpdir);
