@@ -878,18 +878,33 @@ static const char *pvrdma_dsr_why(PvrdmaState *s)
     return NULL;
 }
 
+/* CREATE_BIND takes only the GID type the capabilities announce. */
+static const char *pvrdma_gids_why(PvrdmaState *s)
+{
+    for (uint32_t i = 0; i < s->rm.limits.gid_tbl_len; i++) {
+        if (s->rm.gids[i].valid &&
+            (!s->dsr_loaded || s->rm.gids[i].type != s->caps.gid_types)) {
+            return "a GID of a type the device does not announce";
+        }
+    }
+    return NULL;
+}
+
 static int pvrdma_post_load(void *opaque, int version_id)
 {
     PvrdmaState *s = opaque;
     const char *why = pvrdma_dsr_why(s);
 
+    if (!why && s->dsr_loaded) {
+        pvrdma_fill_caps(s, &s->caps);
+    }
+    if (!why) {
+        why = pvrdma_gids_why(s);
+    }
     if (why) {
         error_report("pvrdma: incoming device state refused: %s", why);
         pvrdma_reset_state(s);
         return -EINVAL;
-    }
-    if (s->dsr_loaded) {
-        pvrdma_fill_caps(s, &s->caps);
     }
     pvrdma_qp_ops_post_load(s);
     return 0;
