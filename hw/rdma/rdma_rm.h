@@ -487,6 +487,16 @@ extern const VMStateDescription vmstate_rdma_rm;
               QEMU_BUILD_BUG_ON_ZERO(sizeof_field(_state, _field) != 4),    \
 }
 const char *rdma_rm_type_name(RdmaResType type);
+/*
+ * pre_load of a record type: the fields not in the stream are zero, never
+ * the heap garbage of an array VMS_ALLOC made (rdma_mig_zero_<type>).
+ */
+#define RDMA_MIG_ZERO(type)                                                 \
+    static int rdma_mig_zero_##type(void *opaque)                           \
+    {                                                                       \
+        memset(opaque, 0, sizeof(type));                                    \
+        return 0;                                                           \
+    }
 extern const VMStateDescription vmstate_rdma_page_list;
 const char *rdma_rm_restore(RdmaResources *rm, RdmaResType type, void *rec);
 const char *rdma_rm_restore_gids(RdmaResources *rm, const RdmaGid *gids);

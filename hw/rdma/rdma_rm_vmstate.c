@@ -24,14 +24,6 @@
 /* The longest page list of any object (an MR of 2^18 pages: 2 MiB) */
 #define RDMA_MIG_MAX_PAGES  (RDMA_PDIR_ENTRIES * RDMA_PDIR_ENTRIES)
 
-/* A record's fields not in the stream are zero, never heap garbage. */
-#define RDMA_MIG_ZERO(type)                                             \
-    static int rdma_mig_zero_##type(void *opaque)                       \
-    {                                                                   \
-        memset(opaque, 0, sizeof(type));                                \
-        return 0;                                                       \
-    }
-
 RDMA_MIG_ZERO(RdmaPageList)
 RDMA_MIG_ZERO(RdmaUc)
 RDMA_MIG_ZERO(RdmaPd)

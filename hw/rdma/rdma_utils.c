@@ -36,19 +36,29 @@ bool rdma_dma_write(PCIDevice *pdev, dma_addr_t addr, const void *buf,
     return true;
 }
 
-bool rdma_ram_ok(PCIDevice *pdev, uint64_t addr, uint64_t len)
+/*
+ * Is @addr in writable guest RAM (not MMIO, ROM or a ROM device)?  On
+ * entry *@plen is how far to look; on return, how much of that is in the
+ * same RAM region.
+ */
+static bool rdma_ram_region(PCIDevice *pdev, uint64_t addr, hwaddr *plen)
 {
-    hwaddr xlat, plen = len;
+    hwaddr xlat;
     MemoryRegion *mr;
 
-    if (!rdma_dev_live(pdev)) {
-        return false;
-    }
     RCU_READ_LOCK_GUARD();
     mr = address_space_translate(pci_get_address_space(pdev), addr, &xlat,
-                                 &plen, true, MEMTXATTRS_UNSPECIFIED);
+                                 plen, true, MEMTXATTRS_UNSPECIFIED);
     return memory_region_is_ram(mr) && !memory_region_is_romd(mr) &&
-           !mr->readonly && plen >= len;
+           !mr->readonly;
+}
+
+bool rdma_ram_ok(PCIDevice *pdev, uint64_t addr, uint64_t len)
+{
+    hwaddr plen = len;
+
+    return rdma_dev_live(pdev) && rdma_ram_region(pdev, addr, &plen) &&
+           plen >= len;
 }
 
 static bool rdma_page_ok(PCIDevice *pdev, uint64_t addr)
@@ -155,8 +165,7 @@ bool rdma_ring_load(PCIDevice *pdev, dma_addr_t pdir, uint32_t npages,
 static bool rdma_page_in_ram(PCIDevice *pdev, uint64_t addr, uint64_t *lo,
                              uint64_t *hi)
 {
-    hwaddr xlat, plen = 1ull << 40;
-    MemoryRegion *mr;
+    hwaddr plen = 1ull << 40;
 
     if (!addr || (addr & (RDMA_PAGE_SIZE - 1))) {
         return false;
@@ -164,11 +173,7 @@ static bool rdma_page_in_ram(PCIDevice *pdev, uint64_t addr, uint64_t *lo,
     if (addr >= *lo && addr < *hi && *hi - addr >= RDMA_PAGE_SIZE) {
         return true;
     }
-    RCU_READ_LOCK_GUARD();
-    mr = address_space_translate(pci_get_address_space(pdev), addr, &xlat,
-                                 &plen, true, MEMTXATTRS_UNSPECIFIED);
-    if (!memory_region_is_ram(mr) || memory_region_is_romd(mr) ||
-        mr->readonly || plen < RDMA_PAGE_SIZE) {
+    if (!rdma_ram_region(pdev, addr, &plen) || plen < RDMA_PAGE_SIZE) {
         return false;
     }
     *lo = addr;

@@ -1162,17 +1162,11 @@ static void test_flush(void)
     PvQp *a = dp_qp(d, &q, 0, PVRDMA_ACCESS_LOCAL_WRITE);
     PvQp *b = dp_qp(d, &q, 0, PVRDMA_ACCESS_LOCAL_WRITE);
     PvrdmaSge s = sge(d->mem, 16, d->lkey);
-    PvrdmaQpAttr at = { 0 };
     int i;
 
     /* Both QPs in RTR: sends are kept in the ring, receives posted. */
     rc_connect(d, b, a->qpn, ACC_ALL, 12, 7);
-    at.qp_state = PVRDMA_QPS_INIT;
-    at.port_num = 1;
-    at.qp_access_flags = ACC_ALL;
-    g_assert_cmpuint(modify_qp(d->pv, a->handle, PVRDMA_QP_STATE |
-                               PVRDMA_QP_PKEY_INDEX | PVRDMA_QP_PORT |
-                               PVRDMA_QP_ACCESS_FLAGS, &at), ==, ERR_OK);
+    rc_init(d, a, ACC_ALL);
     post_send(d, a, wqe(0xa0001, PVRDMA_WR_SEND, PVRDMA_SEND_SIGNALED, 1),
               &s, 1);
     post_send(d, a, wqe(0xa0002, PVRDMA_WR_SEND, 0, 1), &s, 1);

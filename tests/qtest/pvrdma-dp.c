@@ -80,17 +80,22 @@ uint32_t qp_state(Dp *d, PvQp *qp)
     return query_qp(d->pv, qp->handle).qp_state;
 }
 
+void rc_init(Dp *d, PvQp *qp, uint32_t access)
+{
+    PvrdmaQpAttr a = { .qp_state = PVRDMA_QPS_INIT, .port_num = 1,
+                       .qp_access_flags = access };
+
+    g_assert_cmpuint(modify_qp(d->pv, qp->handle, PVRDMA_QP_STATE |
+                               PVRDMA_QP_PKEY_INDEX | PVRDMA_QP_PORT |
+                               PVRDMA_QP_ACCESS_FLAGS, &a), ==, ERR_OK);
+}
+
 void rc_connect(Dp *d, PvQp *qp, uint32_t dest_qpn, uint32_t access,
                 uint8_t min_rnr_timer, uint8_t rnr_retry)
 {
     PvrdmaQpAttr a = { 0 };
 
-    a.qp_state = PVRDMA_QPS_INIT;
-    a.port_num = 1;
-    a.qp_access_flags = access;
-    g_assert_cmpuint(modify_qp(d->pv, qp->handle, PVRDMA_QP_STATE |
-                               PVRDMA_QP_PKEY_INDEX | PVRDMA_QP_PORT |
-                               PVRDMA_QP_ACCESS_FLAGS, &a), ==, ERR_OK);
+    rc_init(d, qp, access);
     a.qp_state = PVRDMA_QPS_RTR;
     a.path_mtu = PVRDMA_MTU_1024;
     a.dest_qp_num = dest_qpn;

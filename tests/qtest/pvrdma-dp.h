@@ -57,6 +57,8 @@ QpSpec dp_spec(Dp *d, uint8_t type, PvCq *scq, PvCq *rcq);
 PvQp *dp_qp(Dp *d, const QpSpec *q, uint8_t sig_all, uint32_t access);
 PvCq *dp_cq(Dp *d, uint32_t cqe);
 uint32_t qp_state(Dp *d, PvQp *qp);
+/* An RC QP from RESET to INIT with @access */
+void rc_init(Dp *d, PvQp *qp, uint32_t access);
 void rc_connect(Dp *d, PvQp *qp, uint32_t dest_qpn, uint32_t access,
                 uint8_t min_rnr_timer, uint8_t rnr_retry);
 void rc_pair(Dp *d, PvQp **a, PvQp **b, uint32_t b_access,

@@ -77,17 +77,13 @@ static const VMStateDescription vmstate_rdma_recv_wr = {
     },
 };
 
-static int rdma_soft_mig_zero(void *opaque)
-{
-    memset(opaque, 0, sizeof(RdmaSoftQpMig));
-    return 0;
-}
+RDMA_MIG_ZERO(RdmaSoftQpMig)
 
 static const VMStateDescription vmstate_rdma_soft_qp = {
     .name = "rdma-soft-qp",
     .version_id = 1,
     .minimum_version_id = 1,
-    .pre_load = rdma_soft_mig_zero,
+    .pre_load = rdma_mig_zero_RdmaSoftQpMig,
     .fields = (const VMStateField[]) {
         VMSTATE_UINT32(qpn, RdmaSoftQpMig),
         VMSTATE_STRUCT(wr, RdmaSoftQpMig, 1, vmstate_rdma_send_wr,
