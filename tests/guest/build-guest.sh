@@ -7,7 +7,9 @@
 #     (Debian does not enable CONFIG_INFINIBAND_VMWARE_PVRDMA),
 #   - an initramfs (cpio newc, gzip) holding busybox-static, the RDMA and
 #     vmxnet3 modules, kmod, and the RDMA user space copied from this host
-#     with all of its shared libraries; its /init is tests/guest/init.
+#     with all of its shared libraries; its /init is tests/guest/init,
+#   - tests/bench/doorbell-cost.c, compiled here against the host's
+#     libibverbs (make bench's doorbell figures).
 #
 # Usage: build-guest.sh [outdir]        (default: build/guest in the tree)
 #
@@ -55,7 +57,7 @@ user_bins=(
 )
 # Host packages that provide the above, the tools to assemble the guest,
 # and the firmware run-guest.sh hands to QEMU.
-host_pkgs=(busybox-static cpio kmod gzip xz-utils make gcc
+host_pkgs=(busybox-static cpio kmod gzip xz-utils make gcc libibverbs-dev
            rdma-core ibverbs-providers ibverbs-utils rdmacm-utils perftest
            iproute2 libc-bin coreutils seabios ipxe-qemu)
 
@@ -189,6 +191,15 @@ prov_dir=/usr/lib/x86_64-linux-gnu/libibverbs
 [ -f /etc/libibverbs.d/vmw_pvrdma.driver ] ||
     die "missing /etc/libibverbs.d/vmw_pvrdma.driver (install ibverbs-providers)"
 
+# Guest programs of our own, built for the host's (= the guest's) libraries.
+dbcost_src=$top/tests/bench/doorbell-cost.c
+dbcost=$work/doorbell-cost
+if [ ! -x "$dbcost" ] || [ "$dbcost_src" -nt "$dbcost" ]; then
+    say "compiling $(basename "$dbcost_src")"
+    gcc -O2 -Wall -o "$dbcost" "$dbcost_src" -libverbs -lpthread ||
+        die "could not compile $dbcost_src (libibverbs-dev installed?)"
+fi
+
 pkg_versions=$(dpkg-query -W -f='${Package}=${Version}\n' \
     busybox-static kmod rdma-core ibverbs-providers ibverbs-utils \
     rdmacm-utils perftest iproute2 coreutils libc6 libibverbs1 librdmacm1 2>/dev/null || true)
@@ -197,7 +208,7 @@ initrd_key=$( {
     echo "$modules"
     echo "${user_bins[*]}"
     echo "$pkg_versions"
-    sha256sum "$init_script" "${BASH_SOURCE[0]}" "$here/lib.sh" "$ko" | awk '{print $1}'
+    sha256sum "$init_script" "${BASH_SOURCE[0]}" "$here/lib.sh" "$ko" "$dbcost" | awk '{print $1}'
 } | sha256sum | awk '{print $1}')
 
 initrd=$work/initrd.img
@@ -236,6 +247,13 @@ else
     # user space and its libraries
     for p in "${bin_paths[@]}"; do
         put_elf "$p"
+    done
+    # our own programs, in /usr/bin, and their libraries
+    mkdir -p "$stage/usr/bin"
+    install -m 0755 "$dbcost" "$stage/usr/bin/doorbell-cost"
+    own_bins=(/usr/bin/doorbell-cost)
+    for lib in $(ldd "$dbcost" | awk '$2 == "=>" && $3 ~ /^\// {print $3}'); do
+        put "$lib"
     done
     # the dynamic loader itself
     put /lib64/ld-linux-x86-64.so.2
@@ -278,7 +296,7 @@ else
 
     # Sanity check: every program and provider resolves all of its
     # libraries inside the stage, with the stage's own loader and cache.
-    for p in "${bin_paths[@]}" "$prov_dir"/*.so; do
+    for p in "${bin_paths[@]}" "${own_bins[@]}" "$prov_dir"/*.so; do
         out=$(chroot "$stage" /lib64/ld-linux-x86-64.so.2 --list "$p" 2>&1) ||
             die "$p does not link inside the initramfs: $out"
         if echo "$out" | grep -q 'not found'; then
