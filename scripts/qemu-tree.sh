@@ -7,7 +7,8 @@
 #   2. unpack the upstream tarball under $BUILD/qemu-src,
 #   3. link our directories into it (links keep rebuilds incremental),
 #   4. apply scripts/qemu-hook.patch (Kconfig, meson, QAPI schema, rdmacm-mux,
-#      qtest list).
+#      qtest list; and memory_region_enable_lockless_io(), which the UAR
+#      doorbell region uses: docs/pvrdma.txt, "Doorbells").
 # Usage: qemu-tree.sh <project-dir> <build-dir>
 set -euo pipefail
 

@@ -2530,6 +2530,37 @@ static void test_reentrant_msix_request(void)
     dp_free(d);
 }
 
+/*
+ * A CQ notification whose MSI-X message is a SEND doorbell on the
+ * device's own UAR page, for a QP with a WQE the guest has not rung for.
+ * The UAR region is lockless (the memory core's re-entrancy guard is off
+ * for it) and checks re-entrancy itself: the doorbell is dropped, and the
+ * WQE waits for the guest's own doorbell.
+ */
+static void test_reentrant_uar_doorbell(void)
+{
+    Dp *d = dp_new();
+    PvQp *a, *b;
+    PvrdmaSge s = sge(d->mem, 8, d->lkey);
+    PvrdmaSqWqeHdr h = wqe(0xb1, PVRDMA_WR_SEND, PVRDMA_SEND_SIGNALED, 1);
+
+    rc_pair(d, &a, &b, ACC_ALL, 12, 7);
+    msix_to_ram(d);
+    msix_aim(d, PVRDMA_VECTOR_CQ, d->pv->uar.addr + PVRDMA_UAR_QP_OFFSET,
+             b->handle | PVRDMA_UAR_QP_SEND);
+    post_recv1(d, a, 0xa2, d->mem + PAGE, 64);
+    pv_sq_put(d->pv, b, &h, &s, 1);             /* no doorbell */
+    pv_cq_db(d->pv, d->scq, PVRDMA_UAR_CQ_ARM);
+    expect_send_works(d, a, b, 0xa100);         /* fires the MSI-X */
+    pv_settle();
+    expect_no_cqe(d, d->scq);
+    expect_no_cqe(d, d->rcq);
+    pv_qp_db(d->pv, b, PVRDMA_UAR_QP_SEND);     /* the guest's doorbell */
+    expect_rc_success(d, d->rcq, 0xa2, PVRDMA_WC_RECV, 8, a);
+    expect_rc_success(d, d->scq, 0xb1, PVRDMA_WC_SEND, 8, b);
+    dp_free(d);
+}
+
 /* Guest-physical address of config register @off of the root port. */
 static uint64_t rp_mmcfg(uint32_t off)
 {
@@ -2945,6 +2976,8 @@ int main(int argc, char **argv)
                    test_reentrant_msix_ctl_reset);
     qtest_add_func("/pvrdma/regression/reentrant/msix-request",
                    test_reentrant_msix_request);
+    qtest_add_func("/pvrdma/regression/reentrant/uar-doorbell",
+                   test_reentrant_uar_doorbell);
     qtest_add_func("/pvrdma/regression/bad-recv-found-by-modify",
                    test_bad_recv_found_by_modify);
     qtest_add_func("/pvrdma/datapath/rc/long-messages",

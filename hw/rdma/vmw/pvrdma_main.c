@@ -446,10 +446,38 @@ static const MemoryRegionOps pvrdma_regs_ops = {
     },
 };
 
-/* BAR2: UAR doorbell pages */
+/*
+ * BAR2: UAR doorbell pages
+ *
+ * The region is lockless (memory_region_enable_lockless_io): vCPUs enter
+ * these handlers without the BQL.  A busy-polling program writes a CQ POLL
+ * doorbell on every empty poll (libvmw_pvrdma does), and with the BQL
+ * around each one two polling vCPUs handed the lock back and forth through
+ * the kernel on every poll (see docs/pvrdma.txt, "Doorbells").
+ *
+ * Thread safety: a POLL reads nothing but its own arguments and returns.
+ * Every other doorbell takes the BQL before it looks at the device, so it
+ * runs exactly as it did with the lock taken by the memory core: in the
+ * order the BQL admits them, never concurrently with a command, a bottom
+ * half, a reset or a migration.  The core's re-entrancy guard is off for
+ * a lockless region (its flag is not atomic); the same check is made here
+ * under the BQL: a doorbell that the device's own DMA or MSI-X writes
+ * while it is inside one of its entry points is dropped, as before.
+ */
+
+static bool pvrdma_uar_entered(PvrdmaState *s)
+{
+    if (DEVICE(s)->mem_reentrancy_guard.engaged_in_io) {
+        pvrdma_guest_error("doorbell written by the device itself "
+                           "(re-entrant I/O): dropped");
+        return true;
+    }
+    return false;
+}
 
 static uint64_t pvrdma_uar_read(void *opaque, hwaddr addr, unsigned size)
 {
+    BQL_LOCK_GUARD();
     /* Doorbells are write-only; a read returns 0 (CVE-2018-20191). */
     pvrdma_guest_error("read of UAR doorbell 0x%" HWADDR_PRIx, addr);
     return 0;
@@ -463,10 +491,15 @@ static void pvrdma_uar_write(void *opaque, hwaddr addr, uint64_t val,
 
     /*
      * CQ POLL alone asks for nothing (completions are written as they
-     * happen) and user space writes it on every empty poll: return at once.
+     * happen): return at once, without the BQL.
      */
     if ((addr & (PVRDMA_UAR_PAGE_SIZE - 1)) == PVRDMA_UAR_CQ_OFFSET &&
         !(val & (PVRDMA_UAR_CQ_ARM | PVRDMA_UAR_CQ_ARM_SOL))) {
+        return;
+    }
+
+    BQL_LOCK_GUARD();
+    if (pvrdma_uar_entered(s)) {
         return;
     }
     if (!s->dsr_loaded) {
@@ -678,6 +711,7 @@ static void pvrdma_realize(PCIDevice *pdev, Error **errp)
                           "pvrdma-regs", PVRDMA_REGS_SIZE);
     memory_region_init_io(&s->uar, OBJECT(s), &pvrdma_uar_ops, s,
                           "pvrdma-uar", PVRDMA_MAX_UAR * PVRDMA_UAR_PAGE_SIZE);
+    memory_region_enable_lockless_io(&s->uar);
     if (msix_init_exclusive_bar(pdev, PVRDMA_MSIX_VECTORS, PVRDMA_BAR_MSIX,
                                 errp)) {
         migrate_del_blocker(&s->migration_blocker);
