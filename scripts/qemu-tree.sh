@@ -34,6 +34,7 @@ links=(
     tests/qtest/pvrdma-dp.h
     tests/qtest/pvrdma-qtest.c
     tests/qtest/pvrdma-qtest.h
+    tests/qtest/pvrdma-hammer-boot.h
     configs/devices/x86_64-softmmu/pvrdma.mak
 )
 

@@ -28,8 +28,10 @@
 
 #include "qemu/osdep.h"
 #include "qemu/host-utils.h"
+#include "qemu/units.h"
 #include "hw/pci/pci_regs.h"
 #include "pvrdma-dp.h"
+#include "pvrdma-hammer-boot.h"
 
 /* 1. RC between two QPs of one device */
 
@@ -2561,6 +2563,140 @@ static void test_reentrant_uar_doorbell(void)
     dp_free(d);
 }
 
+/*
+ * Two vCPUs hammer doorbells.  The UAR region is lockless: POLL doorbells
+ * run in the vCPU threads concurrently with everything else, the other
+ * doorbells take the BQL themselves.  Firmware of our own
+ * (pvrdma-hammer-boot.S) runs both vCPUs of a TCG guest in a loop of four
+ * doorbell writes each while this test, from the main loop through
+ * qtest, posts SENDs and RECVs without ringing for them: the vCPUs'
+ * doorbells carry every message, each exactly once and in order, with its
+ * data.  The sanitizer lane runs it too.
+ */
+#define HB_READY        0x500
+#define HB_GO           0x504
+#define HB_STOP         0x508
+#define HB_UAR          0x50c
+#define HB_DB(cpu, i)   (0x510 + 32 * (cpu) + 8 * (i))
+#define HB_COUNT(cpu)   (0x550 + 4 * (cpu))
+#define HB_DONE(cpu)    (0x560 + 4 * (cpu))
+#define HB_BSP_ENTRY    0x10
+#define HB_PASSES       2000    /* doorbell passes each vCPU makes at least */
+#define HB_BATCHES      16
+
+/* A 64 KiB -bios image: the firmware, and a jump to it at the reset vector */
+static char *hammer_bios(void)
+{
+    g_autofree uint8_t *img = g_malloc0(64 * KiB);
+    static const uint8_t reset[] = { 0xea, HB_BSP_ENTRY, 0, 0x00, 0xf0 };
+    char *path;
+    int fd = g_file_open_tmp("pvrdma-hammer-XXXXXX.bin", &path, NULL);
+
+    g_assert(fd >= 0);
+    memcpy(img, pvrdma_hammer_boot, sizeof(pvrdma_hammer_boot));
+    memcpy(img + 0xfff0, reset, sizeof(reset));
+    g_assert_cmpint(write(fd, img, 64 * KiB), ==, 64 * KiB);
+    close(fd);
+    return path;
+}
+
+static bool hb_wait(QTestState *qts, uint64_t addr, uint32_t min)
+{
+    gint64 deadline = g_get_monotonic_time() + 6 * PV_WAIT_US;
+
+    while (qtest_readl(qts, addr) < min) {
+        if (g_get_monotonic_time() > deadline) {
+            return false;
+        }
+        g_usleep(1000);
+    }
+    return true;
+}
+
+static void hb_set(QTestState *qts, int cpu, int i, uint32_t off,
+                   uint32_t val)
+{
+    qtest_writel(qts, HB_DB(cpu, i), off);
+    qtest_writel(qts, HB_DB(cpu, i) + 4, val);
+}
+
+static void test_doorbells_two_vcpus(void)
+{
+    g_autofree char *bios = hammer_bios();
+    g_autofree char *extra = g_strdup_printf(" -accel tcg -smp 2 -bios %s",
+                                             bios);
+    Pv *pv = g_new0(Pv, 1);
+    QTestState *qts;
+    Dp *d;
+    PvQp *a, *b;
+    uint32_t i, k, n = 8;
+
+    pv->qts = qts = pv_qemu_start(extra);
+    g_assert(hb_wait(qts, HB_READY, 1));
+    pc_alloc_init(&pv->alloc, qts, 0);
+    pv->bus = qpci_new_pc(qts, &pv->alloc);
+    pv_attach(pv);
+    pv_load(pv);
+    d = dp_new_on(pv);
+    rc_pair(d, &a, &b, ACC_ALL, 12, 7);
+
+    g_assert_cmphex(pv->uar.addr, <, 1ULL << 32);
+    qtest_writel(qts, HB_UAR, pv->uar.addr);
+    /* vCPU 0: POLL, ARM, SEND on a, a bad SRQ; vCPU 1: POLL, ARM, RECV, SEND */
+    hb_set(qts, 0, 0, PVRDMA_UAR_CQ_OFFSET, d->scq->handle);
+    hb_set(qts, 0, 1, PVRDMA_UAR_CQ_OFFSET,
+           d->rcq->handle | PVRDMA_UAR_CQ_ARM);
+    hb_set(qts, 0, 2, PVRDMA_UAR_QP_OFFSET, a->handle | PVRDMA_UAR_QP_SEND);
+    hb_set(qts, 0, 3, PVRDMA_UAR_SRQ_OFFSET, 0x7777 | PVRDMA_UAR_SRQ_RECV);
+    hb_set(qts, 1, 0, PVRDMA_UAR_CQ_OFFSET, d->rcq->handle);
+    hb_set(qts, 1, 1, PVRDMA_UAR_CQ_OFFSET,
+           d->scq->handle | PVRDMA_UAR_CQ_ARM_SOL);
+    hb_set(qts, 1, 2, PVRDMA_UAR_QP_OFFSET, b->handle | PVRDMA_UAR_QP_RECV);
+    hb_set(qts, 1, 3, PVRDMA_UAR_QP_OFFSET, a->handle | PVRDMA_UAR_QP_SEND);
+    qtest_writel(qts, HB_GO, 1);
+    g_assert(hb_wait(qts, HB_COUNT(0), 1));
+    g_assert(hb_wait(qts, HB_COUNT(1), 1));
+
+    /* Messages posted without a doorbell: the vCPUs ring for them. */
+    for (k = 0; k < HB_BATCHES; k++) {
+        for (i = 0; i < n; i++) {
+            uint64_t tag = ((uint64_t)k << 32) | i;
+            PvrdmaSge src = sge(d->mem + i * 64, 8, d->lkey);
+            PvrdmaSge dst = sge(d->mem + PAGE + i * 64, 64, d->lkey);
+            PvrdmaSqWqeHdr h = wqe(tag, PVRDMA_WR_SEND,
+                                   PVRDMA_SEND_SIGNALED, 1);
+
+            qtest_writeq(qts, d->mem + i * 64, tag ^ 0x5a5a5a5a5a5a5a5aULL);
+            qtest_writeq(qts, d->mem + PAGE + i * 64, 0);
+            pv_rq_put(pv, &b->rq, tag, 1, &dst, 1);
+            pv_sq_put(pv, a, &h, &src, 1);
+        }
+        for (i = 0; i < n; i++) {
+            uint64_t tag = ((uint64_t)k << 32) | i;
+
+            expect_rc_success(d, d->rcq, tag, PVRDMA_WC_RECV, 8, b);
+            expect_rc_success(d, d->scq, tag, PVRDMA_WC_SEND, 8, a);
+            g_assert_cmphex(qtest_readq(qts, d->mem + PAGE + i * 64), ==,
+                            tag ^ 0x5a5a5a5a5a5a5a5aULL);
+        }
+    }
+    g_assert(hb_wait(qts, HB_COUNT(0), HB_PASSES));
+    g_assert(hb_wait(qts, HB_COUNT(1), HB_PASSES));
+    qtest_writel(qts, HB_STOP, 1);
+    g_assert(hb_wait(qts, HB_DONE(0), 1));
+    g_assert(hb_wait(qts, HB_DONE(1), 1));
+    g_test_message("doorbell passes: vCPU 0 %u, vCPU 1 %u",
+                   qtest_readl(qts, HB_COUNT(0)),
+                   qtest_readl(qts, HB_COUNT(1)));
+
+    /* Nothing extra arrived, and the device works with the vCPUs quiet. */
+    expect_no_cqe(d, d->scq);
+    expect_no_cqe(d, d->rcq);
+    expect_send_works(d, a, b, 0xc100);
+    unlink(bios);
+    dp_free(d);
+}
+
 /* Guest-physical address of config register @off of the root port. */
 static uint64_t rp_mmcfg(uint32_t off)
 {
@@ -2978,6 +3114,7 @@ int main(int argc, char **argv)
                    test_reentrant_msix_request);
     qtest_add_func("/pvrdma/regression/reentrant/uar-doorbell",
                    test_reentrant_uar_doorbell);
+    qtest_add_func("/pvrdma/doorbells/two-vcpus", test_doorbells_two_vcpus);
     qtest_add_func("/pvrdma/regression/bad-recv-found-by-modify",
                    test_bad_recv_found_by_modify);
     qtest_add_func("/pvrdma/datapath/rc/long-messages",
