@@ -7,7 +7,11 @@
 # In ONE TCG boot of the lane-2 guest (tests/guest), perftest runs with
 # server and client in the guest on the same device:
 #   bandwidth  ib_write_bw, ib_send_bw at 64 B, 4 KiB, 64 KiB, 1 MiB
-#   latency    ib_send_lat, ib_write_lat at 8 B, 4 KiB
+#   latency    ib_send_lat, ib_write_lat at 8 B, 4 KiB (at 8 B five runs
+#              per device, interleaved; the table shows their median)
+#   doorbells  tests/bench/doorbell-cost.c: what one doorbell (and one
+#              write to a no-op register of an e1000) costs a vCPU, with
+#              the other vCPU idle, spinning, or polling a CQ
 # once on the pvrdma device (vmw_pvrdma) and once on Linux Soft-RoCE
 # (rdma_rxe, rxe0 bound to the guest's own vmxnet3 interface), the two
 # devices interleaved case by case.  On the host, before the boot, the
@@ -57,19 +61,21 @@ export QEMU=$qemu GUEST_DIR=$guest_dir
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 
-# The cases: program, message size, iterations (-n).  Iterations are chosen
-# so that each rxe run moves data for roughly 0.1-2 s under TCG.
+# The cases: program, message size, iterations (-n), runs per device.
+# Iterations are chosen so that each rxe run moves data for roughly 0.1-2 s
+# under TCG.  The 8-byte latencies are the noisiest figures (two polling
+# vCPUs on 2 host cores): five runs each, the median in the table.
 cases=(
-    ib_write_bw:64:5000 ib_write_bw:4096:2000 ib_write_bw:65536:500 ib_write_bw:1048576:100
-    ib_send_bw:64:5000 ib_send_bw:4096:2000 ib_send_bw:65536:500 ib_send_bw:1048576:100
-    ib_send_lat:8:1000 ib_send_lat:4096:1000
-    ib_write_lat:8:1000 ib_write_lat:4096:1000
+    ib_write_bw:64:5000:1 ib_write_bw:4096:2000:1 ib_write_bw:65536:500:1 ib_write_bw:1048576:100:1
+    ib_send_bw:64:5000:1 ib_send_bw:4096:2000:1 ib_send_bw:65536:500:1 ib_send_bw:1048576:100:1
+    ib_send_lat:8:1000:5 ib_send_lat:4096:1000:1
+    ib_write_lat:8:1000:5 ib_write_lat:4096:1000:1
 )
 if [ $quick = 1 ]; then
     for i in "${!cases[@]}"; do
-        c=${cases[$i]} n=${cases[$i]##*:}
+        IFS=: read -r prog size n runs <<<"${cases[$i]}"
         n=$((n / 10)); [ $n -ge 10 ] || n=10
-        cases[$i]=${c%:*}:$n
+        cases[$i]=$prog:$size:$n:$runs
     done
 fi
 
@@ -125,16 +131,20 @@ if ! "$qemu" -device help 2>/dev/null | grep -q '"pvrdma"'; then
     pvrdma=0
 fi
 spec=$(IFS=+; echo "${cases[*]}")
-nruns=$(( ${#cases[@]} * 2 + 2 ))
-total=$(( 300 + nruns * (deadline + 10) ))
+nruns=2
+for c in "${cases[@]}"; do nruns=$((nruns + 2 * ${c##*:})); done
+total=$(( 360 + nruns * (deadline + 10) ))
 log=$out/bench.log
-run_opts=(--quiet --log "$log" --timeout "$total" --test rxe,bench
+tests=rxe,bench
+[ $pvrdma = 0 ] || tests=rxe,dbcost,bench
+run_opts=(--quiet --log "$log" --timeout "$total" --test $tests
           --append "pvrdma.timeout=$deadline pvrdma.bench=$spec pvrdma.benchdevs=pvrdma,rxe0")
 [ $pvrdma = 1 ] || run_opts+=(--no-pvrdma)
-say "booting the guest: ${#cases[@]} cases x 2 devices, deadline ${deadline} s each; console log $log"
+say "booting the guest: doorbell costs, then $((nruns - 2)) perftest runs (${#cases[@]} cases, 2 devices), deadline ${deadline} s each; console log $log"
 start=$(date +%s)
 load_begin
-"$here/../guest/run-guest.sh" "${run_opts[@]}" 2>"$out/run-guest.err"
+# The e1000 is the no-op device of the doorbell figures (no driver binds it).
+"$here/../guest/run-guest.sh" "${run_opts[@]}" -- -device e1000 2>"$out/run-guest.err"
 run_rc=$?
 load_end
 guest_other=$other guest_stolen=$stolen
@@ -156,9 +166,9 @@ side() {   # side TEXT server|client
                                /^--- client \(exit / { on = (w == "client"); next }
                                /^--- / { on = 0 } on'
 }
-# last_try LABEL PROG SIZE: the section name of the last try of a run
+# last_try LABEL PROG SIZE RUN: the section name of the last try of a run
 last_try() {
-    grep "^GUEST-BEGIN: bench:$1:$2:$3:[0-9]*\$" "$clean" | tail -1 | sed 's/^GUEST-BEGIN: //'
+    grep "^GUEST-BEGIN: bench:$1:$2:$3:$4:[0-9]*\$" "$clean" | tail -1 | sed 's/^GUEST-BEGIN: //'
 }
 human() {   # a size in B/KiB/MiB
     if [ "$1" -ge 1048576 ] && [ $(($1 % 1048576)) = 0 ]; then echo "$(($1 / 1048576)) MiB"
@@ -166,16 +176,16 @@ human() {   # a size in B/KiB/MiB
     else echo "$1 B"; fi
 }
 
-# measure LABEL PROG SIZE ITERS: sets val (figure), alt (second figure:
+# measure LABEL PROG SIZE ITERS RUN: sets val (figure), alt (second figure:
 # t_avg of latency runs), cell (what the table shows), note (why not a figure)
 notes=()
 retries=0
 floor_bad=()
 measure() {
-    local label=$1 prog=$2 size=$3 n=$4 sec s cli rs rc row tries kind
+    local label=$1 prog=$2 size=$3 n=$4 run=$5 sec s cli rs rc row tries kind
     val= alt= note= cell=
     case $prog in *_lat) kind=lat ;; *) kind=bw ;; esac
-    sec=$(last_try "$label" "$prog" "$size")
+    sec=$(last_try "$label" "$prog" "$size" "$run")
     if [ -z "$sec" ]; then
         if [ -n "$(section "bench-skip:$label:$prog:$size")" ]; then
             note="not run: $(section "bench-skip:$label:$prog:$size" | head -1)"; cell="SKIPPED"
@@ -242,6 +252,39 @@ measure() {
 }
 slow_lat=()
 
+# measure_runs LABEL PROG SIZE ITERS RUNS: as measure, over RUNS runs: val
+# is the median of the runs that gave a figure, cell "median [min-max]";
+# runs without a figure are added to notes.
+measure_runs() {
+    local label=$1 prog=$2 size=$3 n=$4 runs=$5 r vals=() m
+    if [ "$runs" = 1 ]; then
+        measure "$label" "$prog" "$size" "$n" 1
+        return
+    fi
+    for r in $(seq 1 "$runs"); do
+        measure "$label" "$prog" "$size" "$n" "$r"
+        if [ -n "$val" ]; then
+            vals+=("$val")
+        else
+            notes+=("$label $prog $(human "$size") run $r: $note")
+        fi
+    done
+    val= alt= note= cell=
+    if [ ${#vals[@]} = 0 ]; then
+        note="no run of $runs gave a figure"; cell="FAIL (0 of $runs)"
+        return
+    fi
+    m=$(printf '%s\n' "${vals[@]}" | sort -g | awk '{ v[NR] = $1 }
+        END { printf "%s %s %s", (NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2), v[1], v[NR] }')
+    val=${m%% *}
+    cell="$val [$(echo "${m#* }" | tr ' ' -)]"
+    [ ${#vals[@]} = "$runs" ] || cell="$cell ${#vals[@]}/$runs"
+    if [ $kind_lat = 1 ] && awk -v v="$val" 'BEGIN { exit !(v >= 1000) }'; then
+        cell="$cell !"
+        slow_lat+=("$label $prog $(human "$size")")
+    fi
+}
+
 # --- the table ----------------------------------------------------------------
 results=$out/results.txt
 {
@@ -251,16 +294,17 @@ echo "host: $(grep -m1 '^model name' /proc/cpuinfo | sed 's/.*: //'), $(nproc) c
 echo "perftest $(dpkg-query -W -f='${Version}' perftest 2>/dev/null), RC, server and client in the guest on the same device, -F"
 echo "pvrdma: -device pvrdma (vmw_pvrdma driver); rxe: rdma_rxe rxe0 on the guest's vmxnet3 interface"
 echo "bandwidth: client's 'BW average' in MiB/s (perftest's MB = 2^20 B), higher is better;"
-echo "latency: client's t_typical (median) in usec, t_avg in brackets, lower is better"
+echo "latency: client's t_typical (median) in usec, t_avg in brackets, lower is better;"
+echo "  rows with 5 runs: the median of the runs' t_typical, [lowest-highest] in brackets"
 echo
 printf '%-13s %-7s %6s  %-20s %-20s %-11s %s\n' test size iters pvrdma rxe pvrdma/rxe target
 pv1m=()
 for c in "${cases[@]}"; do
-    prog=${c%%:*} rest=${c#*:}
-    size=${rest%%:*} n=${rest#*:}
-    measure pvrdma "$prog" "$size" "$n"; pv=$val pvcell=$cell
+    IFS=: read -r prog size n runs <<<"$c"
+    case $prog in *_lat) kind_lat=1 ;; *) kind_lat=0 ;; esac
+    measure_runs pvrdma "$prog" "$size" "$n" "$runs"; pv=$val pvcell=$cell
     [ -z "$note" ] || notes+=("pvrdma $prog $(human "$size"): $note")
-    measure rxe0 "$prog" "$size" "$n"; rx=$val rxcell=$cell
+    measure_runs rxe0 "$prog" "$size" "$n" "$runs"; rx=$val rxcell=$cell
     [ -z "$note" ] || notes+=("rxe $prog $(human "$size"): $note")
     ratio=-
     if [ -n "$pv" ] && [ -n "$rx" ]; then
@@ -286,8 +330,26 @@ for c in "${cases[@]}"; do
         fi
         ;;
     esac
+    [ "$runs" = 1 ] || n="${n}x$runs"
     printf '%-13s %-7s %6s  %-20s %-20s %-11s %s\n' "$prog" "$(human "$size")" "$n" "$pvcell" "$rxcell" "$ratio" "$target"
 done
+echo
+dbc=$(section dbcost)
+if echo "$dbc" | grep -q '^dbcost done'; then
+    echo "what one operation costs a guest vCPU (tests/bench/doorbell-cost.c in this boot; ns per operation,"
+    echo "median of 5 timed runs of 0.2 s) while the other vCPU is idle, spins on memory, or polls a CQ:"
+    printf '  %-50s %7s %9s %9s %12s\n' operation idle spinning polling "poll - spin"
+    for op in ram:"store to RAM (the loop's own cost)" noop:"store to an unused e1000 register (any MMIO exit)" \
+              poll:"ibv_poll_cq, empty: one CQ POLL doorbell" arm:"ibv_req_notify_cq: one CQ ARM doorbell" \
+              write:"8 B inline RDMA WRITE + completion (SEND db)" send:"8 B SEND + its RECV, 2 completions (2 dbs)"; do
+        k=${op%%:*}
+        echo "$dbc" | awk -v k="$k" -v what="${op#*:}" '$1 == "dbcost" && $2 == k { v[$3] = $4 }
+            END { if (!("idle" in v)) exit
+                  printf "  %-50s %7s %9s %9s %+12d\n", what, v["idle"], v["spin"], v["poll"], v["poll"] - v["spin"] }'
+    done
+else
+    echo "doorbell costs: no figures ($(echo "$dbc" | grep -v '^dbcost' | tail -1))"
+fi
 echo
 echo "host memcpy of 1 MiB copies (tests/bench/memcpy-bw.c, gcc -O2, one thread, median of 7 x 0.2 s):"
 echo "  $hot MiB/s between the same two 1 MiB buffers (cache-resident; used for the ratio)"
