@@ -118,18 +118,41 @@ static void usage(FILE *f)
             MUX_DEFAULT_MAX_PER_UID, MUX_DEFAULT_IDLE_MS / 1000);
 }
 
-/* A decimal number in [min, max] for option name. */
+/*
+ * Digits of @base (8 or 10) only, no sign or space, at most @max: the
+ * value in *@v.  (Plain C: the daemon does not link QEMU's util library.)
+ */
+static bool parse_digits(const char *s, unsigned base, unsigned long max,
+                         unsigned long *v)
+{
+    unsigned long n = 0;
+
+    if (!*s) {
+        return false;
+    }
+    for (; *s; s++) {
+        unsigned d = (unsigned char)*s - '0';
+
+        if (d >= base || n > (max - d) / base) {
+            return false;
+        }
+        n = n * base + d;
+    }
+    *v = n;
+    return true;
+}
+
+/* A decimal number in [min, max] (min >= 0) for option name. */
 static bool parse_number(const char *name, const char *s, long min, long max,
                          long *v)
 {
-    char *end;
+    unsigned long u;
 
-    errno = 0;
-    *v = strtol(s, &end, 10);
-    if (errno || end == s || *end || *v < min || *v > max) {
+    if (!parse_digits(s, 10, max, &u) || (long)u < min) {
         mux_log("error: bad %s '%s' (%ld to %ld)", name, s, min, max);
         return false;
     }
+    *v = u;
     return true;
 }
 
@@ -137,16 +160,13 @@ static bool parse_number(const char *name, const char *s, long min, long max,
 static bool parse_user(const char *opt, const char *s, uid_t *uid)
 {
     struct passwd *pw = getpwnam(s);
-    char *end;
     unsigned long v;
 
     if (pw) {
         *uid = pw->pw_uid;
         return true;
     }
-    errno = 0;
-    v = strtoul(s, &end, 10);
-    if (errno || end == s || *end || *s == '-' || v >= (uid_t)-1) {
+    if (!parse_digits(s, 10, (uid_t)-2, &v)) {
         mux_log("error: bad %s '%s': no such user", opt, s);
         return false;
     }
@@ -158,16 +178,13 @@ static bool parse_user(const char *opt, const char *s, uid_t *uid)
 static bool parse_group(const char *s, gid_t *gid)
 {
     struct group *gr = getgrnam(s);
-    char *end;
     unsigned long v;
 
     if (gr) {
         *gid = gr->gr_gid;
         return true;
     }
-    errno = 0;
-    v = strtoul(s, &end, 10);
-    if (errno || end == s || *end || *s == '-' || v >= (gid_t)-1) {
+    if (!parse_digits(s, 10, (gid_t)-2, &v)) {
         mux_log("error: bad --group '%s': no such group", s);
         return false;
     }
@@ -178,13 +195,9 @@ static bool parse_group(const char *s, gid_t *gid)
 /* Permission bits only: set-id and sticky bits mean nothing on a socket. */
 static bool parse_mode(const char *s, mode_t *mode)
 {
-    char *end;
     unsigned long v;
 
-    errno = 0;
-    v = strtoul(s, &end, 8);
-    if (errno || end == s || *end || strspn(s, "01234567") != strlen(s) ||
-        v > 0777) {
+    if (!parse_digits(s, 8, 0777, &v)) {
         mux_log("error: bad --mode '%s' (octal permissions, 0 to 0777, for "
                 "example 0660)", s);
         return false;
@@ -224,13 +237,12 @@ static bool parse_gid_rule(const char *s, MuxGidRule *r)
     }
     bits = max;
     if (len) {
-        char *end;
+        unsigned long u;
 
-        errno = 0;
-        bits = strtol(len, &end, 10);
-        if (errno || end == len || *end || bits < 0 || bits > max) {
+        if (!parse_digits(len, 10, max, &u)) {
             goto bad;
         }
+        bits = u;
     }
     r->len = base + bits;
     return true;

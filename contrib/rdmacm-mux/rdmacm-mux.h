@@ -54,7 +54,7 @@ typedef struct RdmaCmMuxHdr {
     uint32_t magic;             /* RDMACM_MUX_MAGIC */
     uint16_t version;           /* RDMACM_MUX_VERSION */
     uint16_t type;              /* RDMACM_MUX_* */
-    uint32_t seq;               /* request: chosen by the client; REPLY: echoed */
+    uint32_t seq;               /* request: the client's; REPLY: echoed */
     int32_t status;             /* REPLY: 0 or a negative errno; else 0 */
     uint32_t len;               /* body bytes that follow */
     uint32_t reserved;          /* 0 */
