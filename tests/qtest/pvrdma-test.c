@@ -836,7 +836,8 @@ static void test_cmd_bind(void)
     g_assert_cmpuint(gid_bind(pv, 1, 0x11, v2), ==, ERR_OK);
     g_assert_cmpuint(gid_bind(pv, 15, 0x22, v2), ==, ERR_OK);
     g_assert_cmpuint(gid_bind(pv, 16, 0x22, v2), !=, 0);
-    g_assert_cmpuint(gid_bind(pv, 2, 0x22, PVRDMA_GID_TYPE_FLAG_ROCE_V1), !=, 0);
+    g_assert_cmpuint(gid_bind(pv, 2, 0x22, PVRDMA_GID_TYPE_FLAG_ROCE_V1), !=,
+                     0);
     g_assert_cmpuint(gid_bind(pv, 2, 0x22, 7), !=, 0);
     g_assert_cmpuint(gid_unbind(pv, 1, 0x33), !=, 0);    /* another GID */
     g_assert_cmpuint(gid_unbind(pv, 1, 0x11), ==, ERR_OK);
@@ -953,7 +954,8 @@ static void populate(Pv *pv)
     g_assert_cmpuint(create_mr(pv, q.pd, 0, 0, 0x1000, 0x2000, 2,
                                make_ring(pv, 2), NULL), ==, ERR_OK);
     g_assert_cmpuint(create_uc(pv, (pv->uar.addr >> 12) + 3, &uc), ==, 0);
-    g_assert_cmpuint(gid_bind(pv, 0, 0xfe, PVRDMA_GID_TYPE_FLAG_ROCE_V2), ==, 0);
+    g_assert_cmpuint(gid_bind(pv, 0, 0xfe, PVRDMA_GID_TYPE_FLAG_ROCE_V2), ==,
+                     0);
 }
 
 static void test_order_reset(void)
@@ -1106,6 +1108,35 @@ static void test_qmp_gids_and_counts(void)
     pv_stop(pv);
 }
 
+/* HMP info pvrdma: the same facts as query-pvrdma, for a person. */
+static void test_hmp_info(void)
+{
+    static const uint8_t gid[16] = { [10] = 0xff, [11] = 0xff, 10, 0, 2, 15 };
+    Pv *pv = pv_start();
+    g_autofree char *before = qtest_hmp(pv->qts, "info pvrdma");
+    g_autofree char *after = NULL;
+    g_autofree char *want = NULL;
+    uint32_t pd;
+
+    g_assert_nonnull(strstr(before, "/machine/peripheral/rdma: backend "));
+    g_assert_nonnull(strstr(before, "no guest driver"));
+    g_assert_nonnull(strstr(before, "GIDs: none"));
+    pv_load(pv);
+    g_assert_cmpuint(create_pd(pv, 0, &pd), ==, ERR_OK);
+    g_assert_cmpuint(gid_bind_gid(pv, 3, gid), ==, ERR_OK);
+    after = qtest_hmp(pv->qts, "info pvrdma");
+    want = g_strdup_printf("guest driver version %u",
+                           PVRDMA_VERSION_QPHANDLE);
+    g_assert_nonnull(strstr(after, want));
+    g_assert_nonnull(strstr(after, "      3  ::ffff:10.0.2.15"));
+    g_assert_nonnull(strstr(after, "in use: 0 UC, 1 PD, 0 CQ, 0 QP, 0 SRQ, "
+                            "0 MR\r\n"));
+    g_assert_nonnull(strstr(after, "MR pages: 0 of "));
+    g_assert_cmpint(!!strstr(after, "host queue entries: "), ==,
+                    pv_ibverbs());
+    pv_stop(pv);
+}
+
 /*
  * What management was told: the GIDs it holds after replaying the
  * RDMA_GID_STATUS_CHANGED events received so far, checking that each
@@ -1136,6 +1167,7 @@ static unsigned gid_mirror_drain(Pv *pv, GidMirror *m)
         memcpy(gid, &prefix, 8);
         memcpy(gid + 8, &iid, 8);
         for (i = 0; i < m->n && memcmp(m->gid[i], gid, 16); i++) {
+            /* find it */
         }
         if (qdict_get_bool(d, "gid-status")) {
             g_assert_cmpuint(i, ==, m->n);          /* not held yet */
@@ -1440,7 +1472,8 @@ static void expect_realize_error(const char *args, const char *want)
     g_assert(g_spawn_sync(NULL, argv, NULL, G_SPAWN_DEFAULT, NULL, NULL,
                           &out, &err, &status, NULL));
     if (!strstr(err, want)) {
-        g_test_message("stderr of %s:\n%s", cmd, err);
+        g_test_message("stderr of %s follows", cmd);
+        g_test_message("%s", err);
     }
     g_assert_nonnull(strstr(err, want));
     g_assert_true(WIFEXITED(status));
@@ -1733,6 +1766,7 @@ int main(int argc, char **argv)
     qtest_add_func("/pvrdma/order/hot-unplug", test_order_hot_unplug);
     qtest_add_func("/pvrdma/order/doorbells", test_order_doorbells);
     qtest_add_func("/pvrdma/qmp/gids-and-counts", test_qmp_gids_and_counts);
+    qtest_add_func("/pvrdma/hmp/info", test_hmp_info);
     qtest_add_func("/pvrdma/regression/gid-replace-announces-removal",
                    test_gid_replace_announces_removal);
     qtest_add_func("/pvrdma/regression/gid-event-flood",
