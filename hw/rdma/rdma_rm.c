@@ -1139,8 +1139,12 @@ static int rdma_rm_check_qp_attr(RdmaResources *rm, RdmaQp *qp, uint32_t mask,
 static void rdma_rm_apply_qp_attr(RdmaQpAttr *d, uint32_t mask,
                                   const RdmaQpAttr *a)
 {
-#define APPLY(bit, field) do { if (mask & (bit)) { d->field = a->field; } } \
-    while (0)
+#define APPLY(bit, field)               \
+    do {                                \
+        if (mask & (bit)) {             \
+            d->field = a->field;        \
+        }                               \
+    } while (0)
     APPLY(RDMA_QP_STATE, qp_state);
     APPLY(RDMA_QP_EN_SQD_ASYNC_NOTIFY, en_sqd_async_notify);
     APPLY(RDMA_QP_ACCESS_FLAGS, qp_access_flags);

@@ -270,8 +270,10 @@ typedef struct RdmaTable {
  * only the front-end knows.
  */
 typedef struct RdmaFrontOps {
-    /* Take the next receive WR of @qp (its RQ, or its SRQ): 0, -EAGAIN
-     * when none is posted, -EIO when the WQE was bad (it is consumed). */
+    /*
+     * Take the next receive WR of @qp (its RQ, or its SRQ): 0, -EAGAIN
+     * when none is posted, -EIO when the WQE was bad (it is consumed).
+     */
     int (*next_recv)(void *opaque, RdmaQp *qp, RdmaRecvWr *wr);
     /* The same for an SRQ, without a QP (a bad WQE is logged only). */
     int (*next_srq_recv)(void *opaque, RdmaSrq *srq, RdmaRecvWr *wr);

@@ -1641,6 +1641,7 @@ static void expect_each_once(Dp *d, PvCq *cq, uint64_t base, uint32_t n)
         int tries = 0;
 
         while (!pv_cq_poll_wait(d->pv, cq, &c) && ++tries < 12) {
+            /* the host device may take its time */
         }
         g_assert_cmpuint(c.status, ==, PVRDMA_WC_SUCCESS);
         g_assert_cmpuint(c.byte_len, ==, 64u << 20);

@@ -596,6 +596,7 @@ PvrdmaCqe expect_cqe_slow(Dp *d, PvCq *cq, uint64_t wr_id,
     int tries = 0;
 
     while (!pv_cq_poll_wait(d->pv, cq, &c) && ++tries < 12) {
+        /* the host device may take its time */
     }
     g_assert_cmphex(c.wr_id, ==, wr_id);
     g_assert_cmpuint(c.status, ==, status);

@@ -802,9 +802,11 @@ static void bench_full(Dp *d)
         alias_mr(d, (uint64_t)i << 30, 262144, page);   /* 4M pages */
     }
     while (create_pd(d->pv, 0, &h) == ERR_OK) {
+        /* until the table is full */
     }
     while (create_mr(d->pv, d->pd, PVRDMA_MR_FLAG_DMA, ACC_ALL, 0, 0, 0, 0,
                      NULL) == ERR_OK) {
+        /* until the table is full */
     }
     for (i = 1; i < 512; i++) {
         if (create_uc(d->pv, d->pv->uar.addr / PAGE + i, &h) != ERR_OK) {
@@ -820,6 +822,7 @@ static void bench_full(Dp *d)
         rc_connect(d, a, a->qpn, ACC_ALL, 1, 7);
     }
     while (create_cq(d->pv, 64, &h) == ERR_OK) {
+        /* until the table is full */
     }
 }
 
@@ -868,9 +871,11 @@ static void bench_state(const char *label, MigBenchBuild *build)
     g_autofree char *file = g_strdup_printf("%s/bench.mig", tmpdir);
     g_autofree char *furi = g_strdup_printf("file:%s", file);
     g_autofree char *uri = g_strdup_printf("unix:%s/bench.sock", tmpdir);
-    g_autofree char *sargs = g_strdup_printf(" -m 1280M -msg timestamp=on -D %s "
+    g_autofree char *sargs = g_strdup_printf(
+        " -m 1280M -msg timestamp=on -D %s "
         "-trace savevm_section_start -trace savevm_section_end", slog);
-    g_autofree char *dargs = g_strdup_printf(" -m 1280M -msg timestamp=on -D %s "
+    g_autofree char *dargs = g_strdup_printf(
+        " -m 1280M -msg timestamp=on -D %s "
         "-trace vmstate_load -trace vmstate_load_state_end "
         "-incoming defer", dlog);
     double save[MIG_BENCH_RUNS], load[MIG_BENCH_RUNS], down[MIG_BENCH_RUNS];

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Device set of the pvrdma build (configure --with-devices-x86_64=pvrdma):
 # a PC machine, the two functions of the RDMA NIC, and what the test lanes
 # use (virtio-net and virtio-9p for the host VM of the ibverbs lane; PCIe

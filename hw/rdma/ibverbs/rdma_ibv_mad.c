@@ -215,7 +215,7 @@ static bool rdma_ibv_sge_rw(RdmaIbv *ibv, RdmaQp *qp, const RdmaSge *sge,
         return false;
     }
     while (done < len) {
-        uint64_t off = addr + done - (mr->iova & ~(uint64_t)(RDMA_PAGE_SIZE - 1));
+        uint64_t off = addr + done - QEMU_ALIGN_DOWN(mr->iova, RDMA_PAGE_SIZE);
         uint64_t page = mr->pages.pages[off / RDMA_PAGE_SIZE];
         uint32_t n = MIN(len - done, RDMA_PAGE_SIZE - off % RDMA_PAGE_SIZE);
         bool ok = write ?
