@@ -20,6 +20,11 @@
 #                   UBSan; FUZZ_SECONDS=600, FUZZ_ARGS e.g. "--merge"):
 #                   executions, crashes, corpus, hw/rdma line coverage
 #   make fuzz-mux   the same for rdmacm-mux's socket protocol
+#   make install    install QEMU with the device, rdmacm-mux (man page,
+#                   systemd unit template) and the docs under PREFIX
+#                   (/usr/local) in DESTDIR; make uninstall removes them
+#   make patches    the device as a git format-patch series against QEMU 10.0
+#                   in build/patches/series (for distributions and review)
 #
 # Everything generated lives under build/.
 
@@ -37,13 +42,16 @@ GUEST_DEPS := linux-source-6.1 rdma-core ibverbs-providers ibverbs-utils \
 
 .PHONY: all deps tree build build-asan check check-qtest check-abi \
 	check-guest check-fuzz run bench bench-mr bench-migration fuzz \
-	fuzz-mux clean \
+	fuzz-mux install uninstall patches clean \
 	distclean help
 
 all: build
 
+PREFIX   ?= /usr/local
+DESTDIR  ?=
+
 help:
-	@sed -n '2,22p' Makefile | sed 's/^# \{0,1\}//'
+	@sed -n '2,27p' Makefile | sed 's/^# \{0,1\}//'
 
 deps:
 	@bash scripts/apt-setup.sh $(BUILD_DEPS)
@@ -87,6 +95,15 @@ fuzz-mux:
 check-slow: build
 	@bash scripts/apt-setup.sh $(GUEST_DEPS) libibumad-dev python3
 	@bash tests/hostvm/slow.sh
+
+install: build
+	@PREFIX=$(PREFIX) DESTDIR=$(DESTDIR) bash scripts/install.sh install $(TOP) $(BUILD)/qemu
+
+patches: tree
+	@python3 scripts/make-patches.py $(TOP) $(BUILD)
+
+uninstall:
+	@PREFIX=$(PREFIX) DESTDIR=$(DESTDIR) bash scripts/install.sh uninstall $(TOP) $(BUILD)/qemu
 
 run: build
 	@bash scripts/apt-setup.sh $(GUEST_DEPS)

@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+#
+# Lane "install": make install into a DESTDIR, check the installed tree,
+# make uninstall, check that nothing of ours is left.
+#   run.sh <project-dir> <build-dir>
+# Prints TAP-like "ok N what" / "not ok N what" and "install: N passed, N failed".
+set -uo pipefail
+
+top=$(cd "$1" && pwd)
+build=$(cd "$2" && pwd)
+dest=$build/install-test
+prefix=/opt/pvrdma
+root=$dest$prefix
+pass=0 fail=0 n=0
+
+check() {   # check WHAT COMMAND...
+    local what=$1
+    shift
+    n=$((n + 1))
+    if "$@" >"$dest.out" 2>&1; then
+        echo "ok $n $what"
+        pass=$((pass + 1))
+    else
+        echo "not ok $n $what"
+        sed 's/^/  # /' "$dest.out" | tail -15
+        fail=$((fail + 1))
+    fi
+}
+
+# The machine the installed QEMU boots: firmware from its own data directory
+boots() {
+    printf '%s\n' '{"execute":"qmp_capabilities"}' \
+        '{"execute":"human-monitor-command","arguments":{"command-line":"info pvrdma"}}' \
+        '{"execute":"quit"}' |
+        timeout 60 "$root/bin/qemu-system-x86_64" -M pc -nodefaults -display none \
+            -device vmxnet3,addr=10.0,multifunction=on -device pvrdma,id=rdma,addr=10.1 \
+            -qmp stdio >"$dest.boot" 2>&1
+    grep -q '/machine/peripheral/rdma: backend soft' "$dest.boot" || { cat "$dest.boot"; return 1; }
+}
+
+bash "$top/scripts/apt-setup.sh" man-db >/dev/null 2>&1 || echo "# could not install man-db"
+rm -rf "$dest"
+mkdir -p "$dest"
+check "make install DESTDIR=... PREFIX=$prefix" \
+    make -s -C "$top" install DESTDIR="$dest" PREFIX="$prefix"
+for f in bin/qemu-system-x86_64 bin/rdmacm-mux share/man/man8/rdmacm-mux.8 \
+         lib/systemd/system/rdmacm-mux@.service share/doc/pvrdma/pvrdma.txt \
+         share/qemu/bios-256k.bin share/qemu/kvmvapic.bin share/qemu/linuxboot_dma.bin \
+         share/qemu/efi-vmxnet3.rom; do
+    check "installed: $prefix/$f" test -e "$root/$f"
+done
+check "the unit runs $prefix/bin/rdmacm-mux" \
+    grep -q "exec $prefix/bin/rdmacm-mux " "$root/lib/systemd/system/rdmacm-mux@.service"
+check "the man page renders (man -l: NAME, SYNOPSIS, OPTIONS, EXIT STATUS)" sh -c "
+    MANWIDTH=80 man -l '$root/share/man/man8/rdmacm-mux.8' >'$dest.man' 2>&1 &&
+    for s in NAME SYNOPSIS OPTIONS 'EXIT STATUS'; do grep -q \"^\$s\" '$dest.man' || exit 1; done"
+check "rdmacm-mux --help runs" "$root/bin/rdmacm-mux" --help
+check "the installed QEMU starts with its own firmware; HMP info pvrdma" boots
+check "make uninstall" make -s -C "$top" uninstall DESTDIR="$dest" PREFIX="$prefix"
+check "nothing left but empty directories" \
+    sh -c "test -z \"\$(find '$dest' -mindepth 1 ! -type d)\" || { find '$dest' -mindepth 1 ! -type d; exit 1; }"
+check "make uninstall again says nothing is installed" \
+    sh -c "! make -s -C '$top' uninstall DESTDIR='$dest' PREFIX='$prefix'"
+echo "install: $pass passed, $fail failed"

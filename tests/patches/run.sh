@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+#
+# Lane "patches": make patches writes the device as a git format-patch
+# series against QEMU 10.0; the series must apply with git am to a pristine
+# tree (the same .orig.tar.xz, unpacked anew), carry this project's files
+# unchanged, and QEMU's own scripts/checkpatch.pl must find no error in any
+# patch (warnings are shown).  Building the patched tree is in
+# make check-slow.
+#   run.sh <project-dir> <build-dir>
+# Prints "ok N what" / "not ok N what" and "patches: N passed, N failed".
+set -uo pipefail
+
+top=$(cd "$1" && pwd)
+build=$(cd "$2" && pwd)
+series=$build/patches/series
+tree=$build/patches-applied
+pass=0 fail=0 n=0
+
+result() {   # result OK|FAIL WHAT [DETAIL FILE]
+    n=$((n + 1))
+    if [ "$1" = OK ]; then
+        echo "ok $n $2"
+        pass=$((pass + 1))
+    else
+        echo "not ok $n $2"
+        [ -z "${3:-}" ] || tail -20 "$3" | sed 's/^/  # /'
+        fail=$((fail + 1))
+    fi
+}
+
+log=$build/patches.log
+if python3 "$top/scripts/make-patches.py" "$top" "$build" >"$log" 2>&1; then
+    result OK "make patches: $(ls "$series" | wc -l) files in build/patches/series"
+else
+    result FAIL "make patches" "$log"
+    echo "patches: $pass passed, $fail failed"
+    exit 0
+fi
+
+orig=$(ls "$build"/dl/qemu_*.orig.tar.xz | tail -n 1)
+rm -rf "$tree"
+mkdir -p "$tree"
+tar -xJf "$orig" -C "$tree" --strip-components=1
+git_id=(-c user.name=check -c user.email=check@localhost)
+(cd "$tree" && git init -q && git add -A && git "${git_id[@]}" commit -q -m base) >"$log" 2>&1
+patches=()
+for p in "$series"/*.patch; do
+    case ${p##*/} in 0000-*) ;; *) patches+=("$p") ;; esac
+done
+if (cd "$tree" && git "${git_id[@]}" am -q "${patches[@]}") >"$log" 2>&1; then
+    result OK "git am of ${#patches[@]} patches onto a pristine $(basename "$orig")"
+else
+    result FAIL "git am onto a pristine $(basename "$orig")" "$log"
+fi
+
+# The series carries the project's files as they are.
+same=OK
+for d in hw/rdma contrib/rdmacm-mux qapi/pvrdma.json docs/pvrdma.txt \
+         tests/qtest/pvrdma-datapath-test.c tests/qtest/pvrdma-qtest.c; do
+    diff -r "$top/$d" "$tree/$d" >>"$log" 2>&1 || same=FAIL
+done
+result $same "the applied tree holds hw/rdma, contrib/rdmacm-mux, the QAPI schema, docs and tests unchanged" "$log"
+
+for p in "${patches[@]}"; do
+    out=$build/patches-checkpatch-${p##*/}.log
+    (cd "$tree" && perl scripts/checkpatch.pl "$p") >"$out" 2>&1
+    tot=$(grep -E '^total: [0-9]+ errors' "$out" | tail -1)
+    e=$(echo "$tot" | sed -nE 's/^total: ([0-9]+) errors.*/\1/p')
+    w=$(echo "$tot" | sed -nE 's/.* ([0-9]+) warnings.*/\1/p')
+    if [ -n "$e" ] && [ "$e" = 0 ]; then
+        result OK "checkpatch ${p##*/}: 0 errors, $w warnings"
+        grep -E '^WARNING' "$out" | sort | uniq -c | sed 's/^/  # /'
+    else
+        grep -E -A3 '^ERROR' "$out" >"$out.errors"
+        result FAIL "checkpatch ${p##*/}: ${tot:-no verdict}" "$out.errors"
+    fi
+done
+echo "patches: $pass passed, $fail failed"
