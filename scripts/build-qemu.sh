@@ -48,6 +48,16 @@ if [ ! -e "$out/build.ninja" ]; then
 fi
 say "building qemu-system-x86_64 and the pvrdma qtests ($flavour)"
 start=$(date +%s)
+# Progress every 30 s while ninja works (a cold build takes minutes):
+# its last "[done/total]" line.
+(
+    while sleep 30; do
+        p=$(grep -o '^\[[0-9]*/[0-9]*\]' "$out/ninja.log" 2>/dev/null | tail -1)
+        [ -z "$p" ] || say "  $p steps after $(( $(date +%s) - start )) s"
+    done
+) &
+ticker=$!
+trap 'kill $ticker 2>/dev/null || true' EXIT
 if ! ninja -C "$out" qemu-system-x86_64 tests/qtest/pvrdma-test \
         tests/qtest/pvrdma-datapath-test tests/qtest/pvrdma-migration-test \
         contrib/rdmacm-mux/rdmacm-mux \
@@ -75,4 +85,5 @@ for fw in "$out"/qemu-bundle/usr/local/share/qemu-firmware \
         [ -e "$f" ] && ln -sf "$f" "$fw/"
     done
 done
+kill $ticker 2>/dev/null || true
 say "done in $(( $(date +%s) - start )) s: $out/qemu-system-x86_64"

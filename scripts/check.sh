@@ -12,16 +12,19 @@
 # VM with Linux Soft-RoCE rxe0, the rdmacm-mux tests, lane "mux", and the
 # qtests on ibdev=rxe0, lane "qtest-rxe"), fuzz (the device's libFuzzer
 # build: every committed input replayed, then 3 minutes of fuzzing) and
-# mux-fuzz (rdmacm-mux's fuzz corpus replayed).  Each lane prints
-# "<lane>: N passed, N failed"; the last line is the sum over all lanes,
-# "N passed, N failed".
+# mux-fuzz (rdmacm-mux's fuzz corpus replayed), install (make install into
+# a DESTDIR, the installed QEMU runs, make uninstall), patches (make patches
+# applies to a pristine QEMU 10.0 and passes its checkpatch.pl).  Each lane prints
+# "<lane>: N passed, N failed"; a progress line precedes each step; at the
+# end a table of the lanes (passed, failed, skipped, seconds), and the last
+# line is the sum over all lanes, "N passed, N failed".
 set -uo pipefail
 
 top=$(cd "$1" && pwd)
 build=$(cd "$2" && pwd)
 shift 2
 lanes=("$@")
-[ ${#lanes[@]} -gt 0 ] || lanes=(abi unit qtest qtest-asan fuzz mux-fuzz guest guest-migration rxe)
+[ ${#lanes[@]} -gt 0 ] || lanes=(abi unit qtest qtest-asan fuzz mux-fuzz install patches guest guest-migration rxe)
 
 total_pass=0
 total_fail=0
@@ -32,20 +35,35 @@ migration_checks+=,kernel-clean,shutdown
 logdir=$build/logs
 mkdir -p "$logdir"
 
-# Adds the counts of a lane's "<lane>: N passed, N failed" line.
+# The table printed at the end: one row per lane sum.
+rows=()
+step_start=$SECONDS
+step_rows=0
+
+# Adds the counts of a lane's "<lane>: N passed, N failed" line, and its
+# row: skipped are the passed TAP tests marked "# SKIP" in the lane's log;
+# seconds are the step's (shown once when a step sums several lanes).
 count() {
-    local lane=$1 out=$2 line p f
+    local lane=$1 out=$2 line p f k secs
     line=$(grep -E "^$lane: [0-9]+ passed, [0-9]+ failed" "$out" | tail -n 1)
+    secs=$((SECONDS - step_start))
+    [ $step_rows = 0 ] || secs='"'
+    step_rows=$((step_rows + 1))
     if [ -z "$line" ]; then
         echo "$lane: 0 passed, 1 failed (the lane printed no summary, see $out)"
         total_fail=$((total_fail + 1))
+        rows+=("$lane 0 1 0 $secs")
         return
     fi
     p=$(echo "$line" | sed -E 's/.*: ([0-9]+) passed.*/\1/')
     f=$(echo "$line" | sed -E 's/.* ([0-9]+) failed.*/\1/')
+    k=$(grep -cE '^ *ok [0-9]+ .*# SKIP' "$out" || true)
     total_pass=$((total_pass + p))
     total_fail=$((total_fail + f))
+    rows+=("$lane $p $f $k $secs")
 }
+
+hms() { printf '%dm%02ds' $(($1 / 60)) $(($1 % 60)); }
 
 # qtest output is TAP; sanitizer reports count as failures too (UBSan:
 # those in hw/rdma).
@@ -101,7 +119,13 @@ run_script() {
     count "$lane" "$out"
 }
 
+check_start=$SECONDS
+n=0
 for lane in "${lanes[@]}"; do
+    n=$((n + 1))
+    echo "[check] step $n of ${#lanes[@]}: $lane (started after $(hms $((SECONDS - check_start))))"
+    step_start=$SECONDS
+    step_rows=0
     case $lane in
     abi)
         run_script abi '^(FAIL|abi:|checked)' \
@@ -159,6 +183,16 @@ for lane in "${lanes[@]}"; do
             "$top/tests/fuzz/run.sh" "$top" "$build/fuzz" --replay \
             --seconds "${PVRDMA_CHECK_FUZZ_SECONDS:-180}"
         ;;
+    install)
+        run_script install '^not ok' \
+            "make install into a DESTDIR, the installed QEMU, make uninstall" \
+            "$top/tests/install/run.sh" "$top" "$build"
+        ;;
+    patches)
+        run_script patches '^not ok|^  # +[0-9]+ WARNING' \
+            "make patches: the series applies to a pristine QEMU 10.0, checkpatch.pl" \
+            "$top/tests/patches/run.sh" "$top" "$build"
+        ;;
     mux-fuzz)
         run_script mux-fuzz '^(not ok|coverage)' \
             "rdmacm-mux's fuzz corpus replayed" \
@@ -167,10 +201,17 @@ for lane in "${lanes[@]}"; do
     *)
         echo "unknown lane $lane" >&2
         total_fail=$((total_fail + 1))
+        rows+=("$lane 0 1 0 0")
         ;;
     esac
 done
 
 echo
+echo "lane               passed  failed skipped  seconds"
+for r in "${rows[@]}"; do
+    # shellcheck disable=SC2086
+    printf '%-18s %6s %7s %7s %8s\n' $r
+done
+echo "(\" = counted in the step above; skipped tests count as passed; total $(hms $((SECONDS - check_start))))"
 echo "$total_pass passed, $total_fail failed"
 [ "$total_fail" -eq 0 ]
