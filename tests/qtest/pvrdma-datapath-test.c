@@ -2581,7 +2581,6 @@ static void test_reentrant_uar_doorbell(void)
 #define HB_DB(cpu, i)   (0x510 + 32 * (cpu) + 8 * (i))
 #define HB_COUNT(cpu)   (0x550 + 4 * (cpu))
 #define HB_DONE(cpu)    (0x560 + 4 * (cpu))
-#define HB_BSP_ENTRY    0x10
 #define HB_PASSES       2000    /* doorbell passes each vCPU makes at least */
 #define HB_BATCHES      16
 
@@ -2589,7 +2588,7 @@ static void test_reentrant_uar_doorbell(void)
 static char *hammer_bios(void)
 {
     g_autofree uint8_t *img = g_malloc0(64 * KiB);
-    static const uint8_t reset[] = { 0xea, HB_BSP_ENTRY, 0, 0x00, 0xf0 };
+    static const uint8_t reset[] = { 0xea, 0, 0, 0x00, 0xf0 }; /* F000:0 */
     char *path;
     int fd = g_file_open_tmp("pvrdma-hammer-XXXXXX.bin", &path, NULL);
 

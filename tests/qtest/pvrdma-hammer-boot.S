@@ -4,8 +4,9 @@
 # test sets up PCI through qtest as every other qtest does.
 #
 # The test puts this code at the start of a 64 KiB -bios image, which the
-# pc machine maps at 0xf0000, and a jump to BSP_ENTRY at the reset vector
-# (0xfff0).  STARTUP vector 0xf0 starts the AP at 0xf0000 (offset 0).
+# pc machine maps at 0xf0000, and a jump to it at the reset vector (0xfff0).
+# STARTUP vector 0xf0 starts the AP there too; in protected mode each vCPU
+# tells from IA32_APIC_BASE whether it is the BSP.
 # The BSP sets READY and waits; the test writes the parameter block, then
 # sets GO; each vCPU writes its four doorbells per pass and counts its
 # passes until the test sets STOP, then marks itself done and halts.
@@ -35,11 +36,7 @@
 
 .code16
 .globl start
-start:                          # offset 0: the AP, CS = 0xf000
-    jmp ap_start
-
-.org 0x10
-bsp_entry:                      # offset 0x10 (BSP_ENTRY): from the reset vector
+start:                          # offset 0: both vCPUs, CS = 0xf000
     cli
     movw $BASE >> 4, %ax
     movw %ax, %ds
@@ -47,24 +44,23 @@ bsp_entry:                      # offset 0x10 (BSP_ENTRY): from the reset vector
     movl %cr0, %eax
     orb $1, %al
     movl %eax, %cr0
-    ljmpl $0x08, $bsp32
-
-ap_start:
-    cli
-    movw $BASE >> 4, %ax
-    movw %ax, %ds
-    lgdtl gdt_desc - start
-    movl %cr0, %eax
-    orb $1, %al
-    movl %eax, %cr0
-    ljmpl $0x08, $ap32
+    ljmpl $0x08, $pm32
 
 .code32
-bsp32:
+pm32:
     movw $0x10, %ax
     movw %ax, %ds
     movw %ax, %es
     movw %ax, %ss
+    movl $0x1b, %ecx            # IA32_APIC_BASE: bit 8 is set on the BSP
+    rdmsr
+    btl $8, %eax
+    jc bsp
+    movl $0x6000, %esp
+    movl $1, %ebx
+    jmp hammer
+
+bsp:
     movl $0x7000, %esp
     movl $1, READY
 1:  pause
@@ -76,15 +72,6 @@ bsp32:
     movl $0x01000000, APIC_ICR_HI
     movl $0x00004600 + (BASE >> 12), APIC_ICR_LO
     xorl %ebx, %ebx
-    jmp hammer
-
-ap32:
-    movw $0x10, %ax
-    movw %ax, %ds
-    movw %ax, %es
-    movw %ax, %ss
-    movl $0x6000, %esp
-    movl $1, %ebx
 
 # %ebx: vCPU index.  %esi: UAR page 0, %edi: this vCPU's doorbells.
 hammer:
