@@ -16,6 +16,7 @@
 #                                option ROMs built here are copied
 #   $PREFIX/share/man/man8/rdmacm-mux.8
 #   $PREFIX/lib/systemd/system/rdmacm-mux@.service
+#   $PREFIX/share/pvrdma/pvrdma-guest-driver   (for guests, section 4)
 #   $PREFIX/share/doc/pvrdma/    README.md, pvrdma.txt
 #
 # install records what it put there in $PREFIX/share/doc/pvrdma/installed;
@@ -60,6 +61,7 @@ entries() {
     done
     echo "$top/contrib/rdmacm-mux/rdmacm-mux.8 share/man/man8/rdmacm-mux.8 0644"
     echo "unit:$top/contrib/rdmacm-mux/rdmacm-mux@.service lib/systemd/system/rdmacm-mux@.service 0644"
+    echo "$top/contrib/pvrdma-guest-driver/pvrdma-guest-driver share/pvrdma/pvrdma-guest-driver 0755"
     echo "$top/README.md share/doc/pvrdma/README.md 0644"
     echo "$top/docs/pvrdma.txt share/doc/pvrdma/pvrdma.txt 0644"
 }
@@ -67,7 +69,7 @@ entries() {
 manifest=share/doc/pvrdma/installed
 
 # Directories install creates, deepest first (uninstall removes them when empty)
-dirs=(share/qemu/keymaps share/qemu share/man/man8 share/man
+dirs=(share/qemu/keymaps share/qemu share/pvrdma share/man/man8 share/man
       lib/systemd/system lib/systemd lib share/doc/pvrdma share/doc share bin)
 
 do_install() {

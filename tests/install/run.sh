@@ -56,6 +56,8 @@ check "the man page renders (man -l: NAME, SYNOPSIS, OPTIONS, EXIT STATUS)" sh -
     MANWIDTH=80 man -l '$root/share/man/man8/rdmacm-mux.8' >'$dest.man' 2>&1 &&
     for s in NAME SYNOPSIS OPTIONS 'EXIT STATUS'; do grep -q \"^\$s\" '$dest.man' || exit 1; done"
 check "rdmacm-mux --help runs" "$root/bin/rdmacm-mux" --help
+check "the guest driver tool is installed and its --help runs" \
+    "$root/share/pvrdma/pvrdma-guest-driver" --help
 check "the installed QEMU starts with its own firmware; HMP info pvrdma" boots
 check "make uninstall" make -s -C "$top" uninstall DESTDIR="$dest" PREFIX="$prefix"
 check "nothing left but empty directories" \
