@@ -5,7 +5,9 @@
 #   check.sh <project-dir> <build-dir> [lane...]
 # Lanes: abi, unit (modules built outside QEMU), qtest (plain build),
 # qtest-asan (AddressSanitizer and LeakSanitizer build), guest (real Debian
-# guest with the unmodified vmw_pvrdma driver), guest-migration (that guest's
+# guest with the unmodified vmw_pvrdma driver; guest-6.12: the same on
+# Debian's 6.12 kernel, build/guest-6.12; guest-driver: the commands and
+# refusals of contrib/pvrdma-guest-driver), guest-migration (that guest's
 # RDMA programs while the VM migrates to a new QEMU and back, three times
 # each: tests/guest/migrate.py, lanes "migration" and "guest-migration"),
 # rxe (lane 3: in a TCG host
@@ -24,7 +26,7 @@ top=$(cd "$1" && pwd)
 build=$(cd "$2" && pwd)
 shift 2
 lanes=("$@")
-[ ${#lanes[@]} -gt 0 ] || lanes=(abi unit qtest qtest-asan fuzz mux-fuzz install patches guest guest-migration rxe)
+[ ${#lanes[@]} -gt 0 ] || lanes=(abi unit qtest qtest-asan fuzz mux-fuzz install patches guest guest-6.12 guest-driver guest-migration rxe)
 
 total_pass=0
 total_fail=0
@@ -162,6 +164,14 @@ for lane in "${lanes[@]}"; do
             tee "$logdir/guest.log"
         count guest "$logdir/guest.log"
         ;;
+    guest-6.12)
+        echo "== guest-6.12: the same guest on Debian's 6.12 kernel (linux-image-6.12-amd64)"
+        QEMU=$build/qemu/qemu-system-x86_64 GUEST_DIR=$build/guest-6.12 \
+            GUEST_KERNEL=linux-image-6.12-amd64 \
+            bash "$top/tests/guest/check.sh" --datapath 2>&1 |
+            sed 's/^guest: /guest-6.12: /' | tee "$logdir/guest-6.12.log"
+        count guest-6.12 "$logdir/guest-6.12.log"
+        ;;
     guest-migration)
         echo "== guest-migration: the guest's RDMA programs while the VM migrates"
         mlog=$build/guest/logs/migration.log
@@ -188,6 +198,11 @@ for lane in "${lanes[@]}"; do
         run_script install '^not ok' \
             "make install into a DESTDIR, the installed QEMU, make uninstall" \
             "$top/tests/install/run.sh" "$top" "$build"
+        ;;
+    guest-driver)
+        run_script guest-driver '^not ok' \
+            "contrib/pvrdma-guest-driver on the 6.1 and 6.12 kernels: commands, refusals" \
+            "$top/tests/guest-driver/run.sh" "$top" "$build"
         ;;
     patches)
         run_script patches '^not ok|^  # +[0-9]+ WARNING' \

@@ -2,9 +2,10 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 #
 # Assemble the lane-2 test guest from Debian packages, at test time:
-#   - Debian's current kernel (the ABI named by linux-image-amd64),
+#   - a Debian kernel (the ABI named by linux-image-amd64, or $GUEST_KERNEL),
 #   - vmw_pvrdma.ko built out of tree from the same kernel release's source
-#     (Debian does not enable CONFIG_INFINIBAND_VMWARE_PVRDMA),
+#     (Debian does not enable CONFIG_INFINIBAND_VMWARE_PVRDMA) by
+#     contrib/pvrdma-guest-driver, registered with DKMS in the kernel's tree,
 #   - an initramfs (cpio newc, gzip) holding busybox-static, the RDMA and
 #     vmxnet3 modules, kmod, and the RDMA user space copied from this host
 #     with all of its shared libraries; its /init is tests/guest/init,
@@ -19,7 +20,10 @@
 #   <outdir>/abi                              holds the kernel ABI.
 #
 # Environment:
-#   GUEST_KERNEL_ABI   use this ABI instead of resolving linux-image-amd64
+#   GUEST_KERNEL       the package naming the kernel (default
+#                      linux-image-amd64: Debian 12's 6.1; the lane
+#                      guest-6.12 uses linux-image-6.12-amd64)
+#   GUEST_KERNEL_ABI   use this ABI instead of resolving $GUEST_KERNEL
 #   GUEST_MODULES      modules put in the initramfs (with their deps)
 #   GUEST_FORCE=1      rebuild the initramfs even if its key matches
 set -euo pipefail
@@ -57,7 +61,7 @@ user_bins=(
 )
 # Host packages that provide the above, the tools to assemble the guest,
 # and the firmware run-guest.sh hands to QEMU.
-host_pkgs=(busybox-static cpio kmod gzip xz-utils make gcc libibverbs-dev
+host_pkgs=(busybox-static cpio kmod gzip xz-utils make gcc dkms libibverbs-dev
            rdma-core ibverbs-providers ibverbs-utils rdmacm-utils perftest
            iproute2 libc-bin coreutils seabios ipxe-qemu)
 
@@ -78,15 +82,16 @@ say "checking host packages"
 
 # --- kernel ABI ------------------------------------------------------------
 abi=${GUEST_KERNEL_ABI:-}
+meta=${GUEST_KERNEL:-linux-image-amd64}
 if [ -z "$abi" ]; then
-    abi=$(apt-cache depends linux-image-amd64 2>/dev/null |
+    abi=$(apt-cache depends "$meta" 2>/dev/null |
           awk '$1 == "Depends:" && $2 ~ /^linux-image-[0-9]/ { sub(/^linux-image-/, "", $2); print $2; exit }' || true)
     [ -n "$abi" ] ||
-        die "apt-cache depends linux-image-amd64 names no linux-image-<abi> (run scripts/apt-setup.sh, which runs apt-get update)"
+        die "apt-cache depends $meta names no linux-image-<abi> (run scripts/apt-setup.sh, which runs apt-get update)"
 fi
 case $abi in
     [0-9]*.[0-9]*-amd64) ;;
-    *) die "unexpected kernel ABI '$abi' (want e.g. 6.1.0-NN-amd64)" ;;
+    *) die "unexpected kernel ABI '$abi' (want e.g. 6.1.0-NN-amd64 or 6.12.NN+deb12-amd64)" ;;
 esac
 kver=$(echo "$abi" | cut -d. -f1-2)          # 6.1
 src_pkg=linux-source-$kver
@@ -137,35 +142,36 @@ hdr_dir=/usr/src/linux-headers-$abi
 [ -f "$src_tar" ] || die "$src_tar missing after installing $src_pkg"
 
 # --- vmw_pvrdma.ko ---------------------------------------------------------
-ko=$work/vmw_pvrdma/vmw_pvrdma.ko
-mod_key="$abi $src_ver"
-if [ ! -f "$ko" ] || [ "$(cat "$work/.stamp-vmw_pvrdma" 2>/dev/null)" != "$mod_key" ]; then
-    rm -rf "$work/src" "$work/vmw_pvrdma"
-    mkdir -p "$work/src"
-    say "extracting drivers/infiniband/hw/vmw_pvrdma/ from $src_tar"
-    tar -xJf "$src_tar" -C "$work/src" --wildcards \
-        "$src_pkg/drivers/infiniband/hw/vmw_pvrdma/*" ||
-        die "could not extract drivers/infiniband/hw/vmw_pvrdma/ from $src_tar"
-    mv "$work/src/$src_pkg/drivers/infiniband/hw/vmw_pvrdma" "$work/vmw_pvrdma"
-    rm -rf "$work/src"
-    say "building vmw_pvrdma.ko against $hdr_dir"
-    if ! make -C "$hdr_dir" M="$work/vmw_pvrdma" CONFIG_INFINIBAND_VMWARE_PVRDMA=m \
-            -j"$(nproc)" modules >"$work/vmw_pvrdma.build.log" 2>&1; then
+# Built and installed into the kernel's tree by the tool users run in their
+# guests (contrib/pvrdma-guest-driver), with DKMS as in a guest that has it,
+# so that every run of the lane tests it.
+driver_tool=$top/contrib/pvrdma-guest-driver/pvrdma-guest-driver
+# (vmw_pvrdma.ko, or .ko.xz where the kernel compresses its modules: 6.12)
+installed_ko() {
+    ls "$root/lib/modules/$abi/updates/dkms/vmw_pvrdma.ko"* 2>/dev/null | head -1
+}
+ko=$(installed_ko || true)
+mod_key="$abi $src_ver $(sha256sum "$driver_tool" | cut -c1-16)"
+if [ -z "$ko" ] || [ "$(cat "$work/.stamp-vmw_pvrdma" 2>/dev/null)" != "$mod_key" ]; then
+    driver() {
+        "$driver_tool" --kernel "$abi" --headers "$hdr_dir" --source "$src_tar" \
+            --root "$root" --dkms --no-apt "$@"
+    }
+    rm -f "$root/lib/modules/$abi/extra/vmw_pvrdma.ko"   # the layout before
+    say "building and installing vmw_pvrdma.ko with $(basename "$driver_tool")"
+    driver remove >"$work/vmw_pvrdma.build.log" 2>&1 &&
+        driver install >>"$work/vmw_pvrdma.build.log" 2>&1 || {
         tail -n 30 "$work/vmw_pvrdma.build.log" >&2
-        die "building vmw_pvrdma.ko failed (full log: $work/vmw_pvrdma.build.log)"
-    fi
-    [ -f "$ko" ] || die "the module build produced no $ko"
+        die "$driver_tool failed (full log: $work/vmw_pvrdma.build.log)"
+    }
+    ko=$(installed_ko) || die "$driver_tool installed no vmw_pvrdma.ko in $root/lib/modules/$abi/updates/dkms"
     vm=$(modinfo -F vermagic "$ko" | awk '{print $1}')
     [ "$vm" = "$abi" ] || die "vmw_pvrdma.ko has vermagic $vm, want $abi"
+    [ "$(modinfo -b "$root" -k "$abi" -F filename vmw_pvrdma)" = "$ko" ] ||
+        die "depmod in $root does not find $ko"
     echo "$mod_key" >"$work/.stamp-vmw_pvrdma"
 else
-    say "vmw_pvrdma.ko for $abi already built"
-fi
-# Make it part of the kernel's module tree so modprobe/depmod know it.
-mkdir -p "$root/lib/modules/$abi/extra"
-if ! cmp -s "$ko" "$root/lib/modules/$abi/extra/vmw_pvrdma.ko"; then
-    cp "$ko" "$root/lib/modules/$abi/extra/vmw_pvrdma.ko"
-    depmod -b "$root" "$abi" || die "depmod -b $root $abi failed"
+    say "vmw_pvrdma.ko for $abi already installed"
 fi
 
 # --- initramfs -------------------------------------------------------------
