@@ -55,6 +55,7 @@ console=$logd/console.log
 out=$lv/check.out
 pass=0 fail=0 n=0
 daemon_pid=
+daemon_killed=0
 start=$SECONDS
 mkdir -p "$lv"
 
@@ -118,7 +119,9 @@ cleanup() {
             kill -0 "$daemon_pid" 2>/dev/null || break
             sleep 0.2
         done
-        kill -KILL "$daemon_pid" 2>/dev/null || true
+        if kill -KILL "$daemon_pid" 2>/dev/null; then
+            daemon_killed=1
+        fi
         wait "$daemon_pid" 2>/dev/null || true
     fi
     daemon_pid=
@@ -214,18 +217,19 @@ check "libvirtd (session, user $user) answers on its private socket" daemon_up
 sed 's/^/  # /' "$out"
 
 # --- the domain ---------------------------------------------------------------
-# domain_xml PVRDMA-ARG: domain.xml with its fields filled in
+# domain_xml PVRDMA-ARG: domain.xml with its fields filled in (the values
+# quoted: bash 5.2 would take an unquoted & in them for the match)
 domain_xml() {
     local x
     x=$(cat "$here/domain.xml")
-    x=${x//@NAME@/$name}
-    x=${x//@EMULATOR@/$emulator}
-    x=${x//@KERNEL@/$kernel}
-    x=${x//@INITRD@/$initrd}
-    x=${x//@CMDLINE@/$cmdline}
-    x=${x//@MAC@/$mac}
-    x=${x//@CONSOLE@/$console}
-    x=${x//@PVRDMA@/$1}
+    x=${x//@NAME@/"$name"}
+    x=${x//@EMULATOR@/"$emulator"}
+    x=${x//@KERNEL@/"$kernel"}
+    x=${x//@INITRD@/"$initrd"}
+    x=${x//@CMDLINE@/"$cmdline"}
+    x=${x//@MAC@/"$mac"}
+    x=${x//@CONSOLE@/"$console"}
+    x=${x//@PVRDMA@/"$1"}
     printf '%s\n' "$x"
 }
 
@@ -407,6 +411,7 @@ cleanup
 all_gone() {
     local left
     ! kill -0 "$dpid" 2>/dev/null || { echo "libvirtd (pid $dpid) still runs"; return 1; }
+    [ "$daemon_killed" = 0 ] || { echo "libvirtd needed SIGKILL (10 s after SIGTERM)"; return 1; }
     left=$(lane_procs)
     [ -z "$left" ] || { echo "left: $left"; return 1; }
 }
