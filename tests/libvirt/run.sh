@@ -312,6 +312,34 @@ hmp_info() {
 }
 check "virsh qemu-monitor-command --hmp 'info pvrdma': the device on the soft backend" hmp_info
 
+# libvirt's migration to a file and back, once the guest's driver is up:
+# the guest goes on with its scenarios in the restored QEMU.
+say "virsh save and virsh restore once the guest's device is active"
+seen() { tr -d '\r' <"$console" | grep -aq "$1"; }
+waited_boot() {   # waited_boot PATTERN: until the console has it (or the guest ended)
+    until seen "$1"; do
+        [ $((SECONDS - boot_start)) -lt "$guest_timeout" ] || { echo "no '$1' on the console"; return 1; }
+        [ "$(virsh_ domstate "$name" 2>/dev/null | head -1)" = running ] ||
+            { echo "the guest ended before '$1'"; return 1; }
+        sleep 0.2
+    done
+}
+save_restore() {
+    local s
+    waited_boot '^GUEST-RESULT: devinfo ' || return 1
+    virsh_ save "$name" "$logd/save.img" || return 1
+    s=$(virsh_ domstate --reason "$name")
+    ls -l "$logd/save.img"
+    [ "$s" = 'shut off (saved)' ] || { echo "after save: $s"; return 1; }
+    virsh_ restore "$logd/save.img" || return 1
+    s=$(virsh_ domstate --reason "$name")
+    echo "after restore: $s"
+    case $s in running*) ;; *) return 1 ;; esac
+}
+check "virsh save, virsh restore after the guest's devinfo scenario" save_restore
+rm -f "$logd/save.img"
+qpid2=$(cat "$qemu_pidfile" 2>/dev/null) || qpid2=
+
 # --- the guest runs its scenarios and powers off ------------------------------
 say "waiting for the guest to power off (at most ${guest_timeout}s)"
 state=
@@ -394,10 +422,13 @@ check "check.sh judged every verdict ($verdicts)" all_judged
 
 # --- teardown -----------------------------------------------------------------
 qemu_gone() {
-    [ -z "$qpid" ] || [ "$(readlink "/proc/$qpid/exe" 2>/dev/null)" != "$emulator" ] ||
-        { ps -o pid,user,etime,args -p "$qpid"; return 1; }
+    local p
+    for p in $qpid $qpid2; do
+        [ "$(readlink "/proc/$p/exe" 2>/dev/null)" != "$emulator" ] ||
+            { ps -o pid,user,etime,args -p "$p"; return 1; }
+    done
 }
-check "no QEMU process left (pid ${qpid:-?})" qemu_gone
+check "no QEMU process left (pids ${qpid:-?} ${qpid2:-?}, before and after restore)" qemu_gone
 undefined() {
     local l
     virsh_ undefine "$name" || return 1
