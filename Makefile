@@ -5,7 +5,8 @@
 #   make check      build and run every test lane that runs on this machine
 #   make check-slow the ibverbs backend end to end: a guest nested in a TCG
 #                   host VM with Soft-RoCE, on -device pvrdma,ibdev=rxe0
-#                   (tests/hostvm; 10-20 minutes)
+#                   (tests/hostvm), and make patches applied to a pristine
+#                   QEMU 10.0, built and its qtests run (15-25 minutes)
 #   make run        boot a Debian guest with the device, show ibv_devinfo and
 #                   run an RDMA ping-pong on it
 #   make bench      pvrdma against Linux Soft-RoCE (rxe) in one TCG guest boot,
@@ -94,7 +95,7 @@ fuzz-mux:
 
 check-slow: build
 	@bash scripts/apt-setup.sh $(GUEST_DEPS) libibumad-dev python3
-	@bash tests/hostvm/slow.sh
+	@bash scripts/check.sh $(TOP) $(BUILD) patches-build slow
 
 install: build
 	@PREFIX=$(PREFIX) DESTDIR=$(DESTDIR) bash scripts/install.sh install $(TOP) $(BUILD)/qemu

@@ -5,13 +5,14 @@
 #   build-qemu.sh <project-dir> <build-dir> [asan]
 # The asan flavour is the same build with AddressSanitizer, LeakSanitizer
 # and UndefinedBehaviorSanitizer, used to run the qtests.  ccache is used when installed.
+# QEMU_SRC: the source tree (default build/qemu-src).
 set -euo pipefail
 
 top=$(cd "$1" && pwd)
 mkdir -p "$2"
 out=$(cd "$2" && pwd)
 flavour=${3:-plain}
-src=$top/build/qemu-src
+src=${QEMU_SRC:-$top/build/qemu-src}     # patches-build: the applied series
 
 say() { printf '[build] %s\n' "$*"; }
 die() { printf '[build] error: %s\n' "$*" >&2; exit 1; }

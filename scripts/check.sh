@@ -16,7 +16,10 @@
 # build: every committed input replayed, then 3 minutes of fuzzing) and
 # mux-fuzz (rdmacm-mux's fuzz corpus replayed), install (make install into
 # a DESTDIR, the installed QEMU runs, make uninstall), patches (make patches
-# applies to a pristine QEMU 10.0 and passes its checkpatch.pl).  Each lane prints
+# applies to a pristine QEMU 10.0 and passes its checkpatch.pl).  make
+# check-slow: patches-build (that tree configured and built like build/qemu,
+# and the qtests of its own build run on it) and slow (tests/hostvm/slow.sh).
+# Each lane prints
 # "<lane>: N passed, N failed"; a progress line precedes each step; at the
 # end a table of the lanes (passed, failed, skipped, seconds), and the last
 # line is the sum over all lanes, "N passed, N failed".
@@ -70,8 +73,8 @@ hms() { printf '%dm%02ds' $(($1 / 60)) $(($1 % 60)); }
 
 # qtest output is TAP; sanitizer reports count as failures too (UBSan:
 # those in hw/rdma).
-run_qtest() {
-    local lane=$1 qemu=$2 out=$logdir/$1.log p=0 f=0 san t planned tp tf
+run_qtest() {     # run_qtest LANE QEMU [BUILD-DIR-OF-THE-TESTS]
+    local lane=$1 qemu=$2 tdir=${3:-$build/qemu} out=$logdir/$1.log p=0 f=0 san t planned tp tf
     : > "$out"
     for t in pvrdma-test pvrdma-datapath-test pvrdma-migration-test; do
         echo "== $lane: tests/qtest/$t on $qemu"
@@ -79,7 +82,7 @@ run_qtest() {
         ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:exitcode=66 \
         UBSAN_OPTIONS=print_stacktrace=1 \
         LSAN_OPTIONS=suppressions=$top/tests/qtest/lsan.supp:print_suppressions=0 \
-            timeout 1200 "$build/qemu/tests/qtest/$t" --tap -k > "$out.$t" 2>&1
+            timeout 1200 "$tdir/tests/qtest/$t" --tap -k > "$out.$t" 2>&1
         cat "$out.$t" >> "$out"
         grep -E '^(ok|not ok)' "$out.$t" | sed 's/^/  /'
         tp=$(grep -c '^ok' "$out.$t")
@@ -203,6 +206,28 @@ for lane in "${lanes[@]}"; do
         run_script guest-driver '^not ok' \
             "contrib/pvrdma-guest-driver on the 6.1 and 6.12 kernels: commands, refusals" \
             "$top/tests/guest-driver/run.sh" "$top" "$build"
+        ;;
+    patches-build)
+        # make check-slow: the series as a distribution would use it
+        echo "== patches-build: make patches applied to a pristine QEMU 10.0, built, its qtests"
+        pb=$build/qemu-patched
+        if { bash "$top/tests/patches/run.sh" "$top" "$build" &&
+             grep -q '^patches: [0-9]* passed, 0 failed' "$logdir/patches-tree.log" &&
+             QEMU_SRC=$build/patches-applied bash "$top/scripts/build-qemu.sh" "$top" "$pb"
+           } > "$logdir/patches-tree.log" 2>&1; then
+            grep -E '^patches:|^\[build\] done' "$logdir/patches-tree.log" | sed 's/^/  /'
+            run_qtest patches-build "$pb/qemu-system-x86_64" "$pb"
+        else
+            grep -E '^not ok|error' "$logdir/patches-tree.log" | sed 's/^/  /'
+            echo "patches-build: 0 passed, 1 failed (no build, see $logdir/patches-tree.log)"
+            total_fail=$((total_fail + 1))
+            rows+=("patches-build 0 1 0 $((SECONDS - step_start))")
+        fi
+        ;;
+    slow)
+        echo "== slow: a guest nested in the host VM on -device pvrdma,ibdev=rxe0"
+        bash "$top/tests/hostvm/slow.sh" 2>&1 | tee "$logdir/slow.log" | grep -E '^(PASS|FAIL|#)'
+        count slow "$logdir/slow.log"
         ;;
     patches)
         run_script patches '^not ok|^  # +[0-9]+ WARNING' \
