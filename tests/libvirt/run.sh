@@ -165,6 +165,9 @@ check "install.sh install into DESTDIR=${dest#"$build"/} PREFIX=/usr" \
 [ $fail = 0 ] || finish
 
 # --- the daemon's private directories and configuration ---------------------
+# (a run killed with SIGKILL leaves its daemon; the last check then fails)
+stale=$(lane_procs)
+[ -z "$stale" ] || say "warning: processes of an earlier run still use $run: $stale"
 rm -rf "$home" "$config" "$cache" "$run" "$logd"
 mkdir -p "$home" "$config/libvirt" "$cache" "$run" "$logd"
 chmod 700 "$run"
