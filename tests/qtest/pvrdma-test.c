@@ -1516,6 +1516,53 @@ static void test_ibverbs_realize_errors(void)
     expect_realize_error(args, "not connected to rdmacm-mux");
 }
 
+/*
+ * libvirt passes its own devices as JSON and QEMU creates every key=value
+ * -device first, so the pvrdma of <qemu:commandline> is realized before
+ * the vmxnet3 of <interface>.  It must work, with function 0's MAC.
+ */
+static void test_libvirt_function0_after(void)
+{
+    Pv *pv = g_new0(Pv, 1);
+    PvrdmaDeviceCaps caps;
+
+    pv->qts = qtest_initf("-M pc -nodefaults "
+                          "-device '{\"driver\": \"vmxnet3\", "
+                          "\"addr\": \"0x%x.0\", \"multifunction\": true, "
+                          "\"mac\": \"" MAC "\"}' "
+                          "-device pvrdma,id=rdma,addr=%x.1", SLOT, SLOT);
+    pc_alloc_init(&pv->alloc, pv->qts, 0);
+    pv->bus = qpci_new_pc(pv->qts, &pv->alloc);
+    pv_attach(pv);
+    g_assert_cmphex(rd(pv, PVRDMA_REG_MACL), ==, 0x12005452);
+    g_assert_cmphex(rd(pv, PVRDMA_REG_MACH), ==, 0x5634);
+    g_assert_cmpuint(pv_write_dsr(pv, PVRDMA_VERSION_QPHANDLE, 4, 4), ==, 0);
+    caps = pv_caps(pv);
+    g_assert_cmphex(be64_to_cpu(caps.node_guid), ==, 0x505400fffe123456ull);
+    pv_stop(pv);
+}
+
+/* Without a vmxnet3 at all, a pvrdma of the command line still stops QEMU. */
+static void test_function0_missing_at_start(void)
+{
+    g_autofree char *cmd = g_strdup_printf(
+        "%s -M pc -nodefaults -display none -S -device pvrdma,addr=%x.1 "
+        "-device vmxnet3,addr=%x.0", g_getenv("QTEST_QEMU_BINARY"),
+        SLOT, SLOT + 1);
+    g_autofree char *err = NULL;
+    g_auto(GStrv) argv = NULL;
+    int status;
+
+    g_assert(g_shell_parse_argv(cmd, NULL, &argv, NULL));
+    g_assert(g_spawn_sync(NULL, argv, NULL, G_SPAWN_STDOUT_TO_DEV_NULL, NULL,
+                          NULL, NULL, &err, &status, NULL));
+    g_test_message("stderr: %s", err);
+    g_assert_nonnull(strstr(err, "pvrdma at 10.1: pvrdma must be function 1 "
+                                 "of a slot whose function 0 is a vmxnet3"));
+    g_assert_true(WIFEXITED(status));
+    g_assert_cmpint(WEXITSTATUS(status), ==, 1);
+}
+
 /* Named regression tests for the defects of the removed device */
 
 static void test_cve_2018_20123_realize_failure(void)
@@ -1781,6 +1828,10 @@ int main(int argc, char **argv)
                    test_ibverbs_map_runs_device_wide);
     qtest_add_func("/pvrdma/ibverbs/realize-errors",
                    test_ibverbs_realize_errors);
+    qtest_add_func("/pvrdma/regression/libvirt/function0-after-function1",
+                   test_libvirt_function0_after);
+    qtest_add_func("/pvrdma/realize/function0-missing-at-start",
+                   test_function0_missing_at_start);
     qtest_add_func("/pvrdma/regression/cve-2018-20123-realize-leak",
                    test_cve_2018_20123_realize_failure);
     qtest_add_func("/pvrdma/regression/cve-2018-20125-ring-page-count",

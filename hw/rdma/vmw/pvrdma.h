@@ -89,7 +89,8 @@ struct PvrdmaState {
     bool port_up;                   /* function 0's Ethernet link */
     QEMUTimer *link_timer;
     QEMUBH *link_bh;
-    uint8_t mac[6];
+    uint8_t mac[6];                 /* of function 0, the vmxnet3 */
+    Notifier machine_done;          /* function 0 checked when it is set */
 
     /* GIDs announced to management over QMP, see pvrdma_qmp.c */
     uint8_t gid_told[PVRDMA_GID_TBL_LEN][16];

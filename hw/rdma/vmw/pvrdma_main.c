@@ -18,6 +18,8 @@
 #include "migration/vmstate.h"
 #include "migration/blocker.h"
 #include "qemu/error-report.h"
+#include "hw/qdev-core.h"
+#include "system/system.h"
 #include "net/net.h"
 #include "pvrdma.h"
 #include "trace.h"
@@ -539,22 +541,29 @@ static const MemoryRegionOps pvrdma_uar_ops = {
 
 /* QOM */
 
-static bool pvrdma_check_function0(PvrdmaState *s, Error **errp)
+static PCIDevice *pvrdma_function0(PvrdmaState *s)
 {
     PCIDevice *pdev = PCI_DEVICE(s);
-    unsigned slot = PCI_SLOT(pdev->devfn);
-    PCIDevice *fn0 = NULL;
+
+    if (PCI_FUNC(pdev->devfn) == 0) {
+        return NULL;
+    }
+    return pci_find_device(pci_get_bus(pdev), pci_dev_bus_num(pdev),
+                           PCI_DEVFN(PCI_SLOT(pdev->devfn), 0));
+}
+
+/* Function 0 must be a vmxnet3; its MAC is the port's (node GUID, GIDs). */
+static bool pvrdma_check_function0(PvrdmaState *s, Error **errp)
+{
+    unsigned slot = PCI_SLOT(PCI_DEVICE(s)->devfn);
+    PCIDevice *fn0 = pvrdma_function0(s);
     g_autofree char *mac = NULL;
 
-    if (PCI_FUNC(pdev->devfn) != 0) {
-        fn0 = pci_find_device(pci_get_bus(pdev), pci_dev_bus_num(pdev),
-                              PCI_DEVFN(slot, 0));
-    }
     if (!fn0 || !object_dynamic_cast(OBJECT(fn0), "vmxnet3")) {
         error_setg(errp, "pvrdma must be function 1 of a slot whose function "
                    "0 is a vmxnet3 (the guest driver pairs them by slot)");
-        error_append_hint(errp, "Use -device vmxnet3,addr=%x.0,"
-                          "multifunction=on,netdev=<id> before "
+        error_append_hint(errp, "Add -device vmxnet3,addr=%x.0,"
+                          "multifunction=on,netdev=<id> for "
                           "-device pvrdma,addr=%x.1\n", slot, slot);
         return false;
     }
@@ -567,6 +576,36 @@ static bool pvrdma_check_function0(PvrdmaState *s, Error **errp)
         return false;
     }
     return true;
+}
+
+/*
+ * A device created with the machine may come before its function 0:
+ * libvirt passes its own devices (the vmxnet3) as JSON, and QEMU creates
+ * every key=value -device (the pvrdma of <qemu:commandline>) before them.
+ * The pair is then checked once the machine is complete, where a missing
+ * vmxnet3 ends QEMU as a realize error would.  A hot-plugged pvrdma needs
+ * its function 0 in place.
+ */
+static void pvrdma_machine_done(Notifier *n, void *opaque)
+{
+    PvrdmaState *s = container_of(n, PvrdmaState, machine_done);
+    Error *err = NULL;
+
+    if (!pvrdma_check_function0(s, &err)) {
+        error_prepend(&err, "pvrdma at %x.%x: ",
+                      PCI_SLOT(PCI_DEVICE(s)->devfn),
+                      PCI_FUNC(PCI_DEVICE(s)->devfn));
+        error_report_err(err);
+        exit(1);
+    }
+    s->mac_lo = ldl_le_p(s->mac);           /* as a reset loads them */
+    s->mac_hi = lduw_le_p(s->mac + 4);
+}
+
+static bool pvrdma_function0_later(PvrdmaState *s)
+{
+    return !phase_check(PHASE_MACHINE_READY) && !pvrdma_function0(s) &&
+           PCI_FUNC(PCI_DEVICE(s)->devfn) != 0;
 }
 
 static bool pvrdma_param_ok(uint64_t val, uint64_t lo, uint64_t hi,
@@ -701,7 +740,10 @@ static void pvrdma_realize(PCIDevice *pdev, Error **errp)
     PvrdmaState *s = PVRDMA(pdev);
     RdmaDevLimits limits;
 
-    if (!pvrdma_check_params(s, errp) || !pvrdma_check_function0(s, errp) ||
+    bool fn0_later = pvrdma_function0_later(s);
+
+    if (!pvrdma_check_params(s, errp) ||
+        (!fn0_later && !pvrdma_check_function0(s, errp)) ||
         !pvrdma_block_migration(s, errp)) {
         return;
     }
@@ -750,11 +792,19 @@ static void pvrdma_realize(PCIDevice *pdev, Error **errp)
     timer_mod(s->link_timer, qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL) +
               PVRDMA_LINK_POLL_NS);
     pvrdma_reset_state(s);
+    if (fn0_later) {
+        s->machine_done.notify = pvrdma_machine_done;
+        qemu_add_machine_init_done_notifier(&s->machine_done);
+    }
 }
 
 /* Every object, the backend and the device's own timers and halves. */
 static void pvrdma_teardown(PvrdmaState *s)
 {
+    if (s->machine_done.notify) {
+        qemu_remove_machine_init_done_notifier(&s->machine_done);
+        s->machine_done.notify = NULL;
+    }
     pvrdma_reset_state(s);
     pvrdma_gid_fini(s);
     timer_free(s->link_timer);
