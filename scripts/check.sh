@@ -15,7 +15,9 @@
 # qtests on ibdev=rxe0, lane "qtest-rxe"), fuzz (the device's libFuzzer
 # build: every committed input replayed, then 3 minutes of fuzzing) and
 # mux-fuzz (rdmacm-mux's fuzz corpus replayed), install (make install into
-# a DESTDIR, the installed QEMU runs, make uninstall), patches (make patches
+# a DESTDIR, the installed QEMU runs, make uninstall), libvirt (that
+# installed tree run by Debian's libvirtd 9.0 from domain XML: virsh start,
+# the guest's RDMA ping-pong, save/restore, virsh shutdown), patches (make patches
 # applies to a pristine QEMU 10.0 and passes its checkpatch.pl).  make
 # check-slow: patches-build (that tree configured and built like build/qemu,
 # and the qtests of its own build run on it) and slow (tests/hostvm/slow.sh).
@@ -29,7 +31,7 @@ top=$(cd "$1" && pwd)
 build=$(cd "$2" && pwd)
 shift 2
 lanes=("$@")
-[ ${#lanes[@]} -gt 0 ] || lanes=(abi unit qtest qtest-asan fuzz mux-fuzz install patches guest guest-6.12 guest-driver guest-migration rxe)
+[ ${#lanes[@]} -gt 0 ] || lanes=(abi unit qtest qtest-asan fuzz mux-fuzz install libvirt patches guest guest-6.12 guest-driver guest-migration rxe)
 
 total_pass=0
 total_fail=0
@@ -206,6 +208,11 @@ for lane in "${lanes[@]}"; do
         run_script guest-driver '^not ok' \
             "contrib/pvrdma-guest-driver on the 6.1 and 6.12 kernels: commands, refusals" \
             "$top/tests/guest-driver/run.sh" "$top" "$build"
+        ;;
+    libvirt)
+        run_script libvirt '^not ok' \
+            "the device under Debian's libvirtd 9.0 (session mode, private directories)" \
+            "$top/tests/libvirt/run.sh" "$top" "$build"
         ;;
     patches-build)
         # make check-slow: the series as a distribution would use it

@@ -46,7 +46,8 @@ die() { printf '[guest] error: %s\n' "$*" >&2; exit 1; }
 # vmxnet3 must be bound before vmw_pvrdma probes (the driver pairs with the
 # vmxnet3 function 0 of its slot).
 # nvme-rdma, nvmet-rdma and brd: the NVMe-oF scenario (host, target, RAM disk).
-modules=${GUEST_MODULES:-configfs ib_core ib_uverbs ib_umad ib_cm iw_cm rdma_cm rdma_ucm vmxnet3 vmw_pvrdma crc32_generic rdma_rxe nvme-rdma nvmet-rdma brd}
+# button and evdev: the ACPI power button (pvrdma.acpi=1: virsh shutdown in lane libvirt).
+modules=${GUEST_MODULES:-configfs ib_core ib_uverbs ib_umad ib_cm iw_cm rdma_cm rdma_ucm vmxnet3 vmw_pvrdma crc32_generic rdma_rxe nvme-rdma nvmet-rdma brd button evdev}
 
 # User space copied into the guest (found in PATH on the host).  dd is
 # coreutils' (the NVMe-oF scenario's O_DIRECT I/O wants its aligned buffers).
