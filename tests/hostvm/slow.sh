@@ -285,7 +285,7 @@ why=$(prep) || { fail setup "$why"; finish; }
 mux=${RDMACM_MUX:-$top/build/qemu/contrib/rdmacm-mux/rdmacm-mux}
 [ -x "$mux" ] || mux=$top/build/rdmacm-mux/rdmacm-mux
 
-say "host VM with libvirtd and a nested guest on -device pvrdma,ibdev=rxe0 (about 5-10 minutes); logs in $logs"
+say "host VM with libvirtd and a nested guest on -device pvrdma,ibdev=rxe0 (about 3-10 minutes); logs in $logs"
 start=$(date +%s)
 SLOW_QEMU=$qemu SLOW_MUX=$mux SLOW_ITERS=$iters SLOW_TOOL_TIMEOUT=$tool_timeout SLOW_GUEST_DIR=$guest_dir \
 HOSTVM_ENV="SLOW_QEMU SLOW_MUX SLOW_ITERS SLOW_TOOL_TIMEOUT SLOW_GUEST_DIR" \
