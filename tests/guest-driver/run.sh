@@ -14,21 +14,10 @@ top=$(cd "$1" && pwd)
 build=$(cd "$2" && pwd)
 tool=$top/contrib/pvrdma-guest-driver/pvrdma-guest-driver
 work=$build/guest-driver-test
-pass=0 fail=0 n=0
 
-check() {   # check WHAT COMMAND...
-    local what=$1
-    shift
-    n=$((n + 1))
-    if "$@" >"$work.out" 2>&1; then
-        echo "ok $n $what"
-        pass=$((pass + 1))
-    else
-        echo "not ok $n $what"
-        sed 's/^/  # /' "$work.out" | tail -15
-        fail=$((fail + 1))
-    fi
-}
+# shellcheck source=../tap.sh
+. "$top/tests/tap.sh"
+tap_out=$work.out
 
 # exits WANT PATTERN CMD...: CMD exits WANT and says PATTERN.
 exits() {
@@ -48,7 +37,7 @@ for k in 6.1 6.12; do
     [ $k = 6.1 ] && dir=$build/guest meta=linux-image-amd64
     GUEST_KERNEL=$meta bash "$top/tests/guest/build-guest.sh" "$dir" \
         >"$work/build-guest-$k.log" 2>&1 ||
-        { tail -5 "$work/build-guest-$k.log"; echo "guest-driver: 0 passed, 1 failed"; exit 1; }
+        { tap_result FAIL "build-guest.sh for $k" "$work/build-guest-$k.log"; tap_summary guest-driver; exit 1; }
 done
 abi=$(cat "$build/guest/abi")
 abi12=$(cat "$build/guest-6.12/abi")
@@ -122,5 +111,5 @@ check "without apt, names the missing packages (headers of an unknown kernel)" \
     "$tool" --kernel 9.9.9-nosuch --no-apt build
 
 rm -rf "$work"
-echo "guest-driver: $pass passed, $fail failed"
+tap_summary guest-driver
 [ "$fail" = 0 ]

@@ -12,21 +12,10 @@ build=$(cd "$2" && pwd)
 dest=$build/install-test
 prefix=/opt/pvrdma
 root=$dest$prefix
-pass=0 fail=0 n=0
 
-check() {   # check WHAT COMMAND...
-    local what=$1
-    shift
-    n=$((n + 1))
-    if "$@" >"$dest.out" 2>&1; then
-        echo "ok $n $what"
-        pass=$((pass + 1))
-    else
-        echo "not ok $n $what"
-        sed 's/^/  # /' "$dest.out" | tail -15
-        fail=$((fail + 1))
-    fi
-}
+# shellcheck source=../tap.sh
+. "$top/tests/tap.sh"
+tap_out=$dest.out
 
 # The machine the installed QEMU boots: firmware from its own data directory
 boots() {
@@ -64,4 +53,4 @@ check "nothing left but empty directories" \
     sh -c "test -z \"\$(find '$dest' -mindepth 1 ! -type d)\" || { find '$dest' -mindepth 1 ! -type d; exit 1; }"
 check "make uninstall again says nothing is installed" \
     sh -c "! make -s -C '$top' uninstall DESTDIR='$dest' PREFIX='$prefix'"
-echo "install: $pass passed, $fail failed"
+tap_summary install

@@ -53,7 +53,6 @@ qemu_log=$cache/libvirt/qemu/log/$name.log
 qemu_pidfile=$run/libvirt/qemu/run/$name.pid
 console=$logd/console.log
 out=$lv/check.out
-pass=0 fail=0 n=0
 daemon_pid=
 daemon_killed=0
 start=$SECONDS
@@ -61,22 +60,12 @@ mkdir -p "$lv"
 
 say() { printf '[libvirt] %3ds %s\n' $((SECONDS - start)) "$*"; }
 
-check() {   # check WHAT COMMAND...
-    local what=$1
-    shift
-    n=$((n + 1))
-    if "$@" >"$out" 2>&1; then
-        echo "ok $n $what"
-        pass=$((pass + 1))
-    else
-        echo "not ok $n $what"
-        sed 's/^/  # /' "$out" | tail -15
-        fail=$((fail + 1))
-    fi
-}
+# shellcheck source=../tap.sh
+. "$top/tests/tap.sh"
+tap_out=$out
 
 finish() {
-    echo "libvirt: $pass passed, $fail failed"
+    tap_summary libvirt
     exit 0
 }
 

@@ -15,26 +15,15 @@ top=$(cd "$1" && pwd)
 build=$(cd "$2" && pwd)
 series=$build/patches/series
 tree=$build/patches-applied
-pass=0 fail=0 n=0
-
-result() {   # result OK|FAIL WHAT [DETAIL FILE]
-    n=$((n + 1))
-    if [ "$1" = OK ]; then
-        echo "ok $n $2"
-        pass=$((pass + 1))
-    else
-        echo "not ok $n $2"
-        [ -z "${3:-}" ] || tail -20 "$3" | sed 's/^/  # /'
-        fail=$((fail + 1))
-    fi
-}
+# shellcheck source=../tap.sh
+. "$top/tests/tap.sh"
 
 log=$build/patches.log
 if python3 "$top/scripts/make-patches.py" "$top" "$build" >"$log" 2>&1; then
-    result OK "make patches: $(ls "$series" | wc -l) files in build/patches/series"
+    tap_result OK "make patches: $(ls "$series" | wc -l) files in build/patches/series"
 else
-    result FAIL "make patches" "$log"
-    echo "patches: $pass passed, $fail failed"
+    tap_result FAIL "make patches" "$log"
+    tap_summary patches
     exit 0
 fi
 
@@ -49,9 +38,9 @@ for p in "$series"/*.patch; do
     case ${p##*/} in 0000-*) ;; *) patches+=("$p") ;; esac
 done
 if (cd "$tree" && git "${git_id[@]}" am -q "${patches[@]}") >"$log" 2>&1; then
-    result OK "git am of ${#patches[@]} patches onto a pristine $(basename "$orig")"
+    tap_result OK "git am of ${#patches[@]} patches onto a pristine $(basename "$orig")"
 else
-    result FAIL "git am onto a pristine $(basename "$orig")" "$log"
+    tap_result FAIL "git am onto a pristine $(basename "$orig")" "$log"
 fi
 
 # The series carries the project's files as they are.
@@ -60,7 +49,7 @@ for d in hw/rdma contrib/rdmacm-mux qapi/pvrdma.json docs/pvrdma.txt \
          tests/qtest/pvrdma-datapath-test.c tests/qtest/pvrdma-qtest.c; do
     diff -r "$top/$d" "$tree/$d" >>"$log" 2>&1 || same=FAIL
 done
-result $same "the applied tree holds hw/rdma, contrib/rdmacm-mux, the QAPI schema, docs and tests unchanged" "$log"
+tap_result $same "the applied tree holds hw/rdma, contrib/rdmacm-mux, the QAPI schema, docs and tests unchanged" "$log"
 
 for p in "${patches[@]}"; do
     out=$build/patches-checkpatch-${p##*/}.log
@@ -69,11 +58,11 @@ for p in "${patches[@]}"; do
     e=$(echo "$tot" | sed -nE 's/^total: ([0-9]+) errors.*/\1/p')
     w=$(echo "$tot" | sed -nE 's/.* ([0-9]+) warnings.*/\1/p')
     if [ -n "$e" ] && [ "$e" = 0 ]; then
-        result OK "checkpatch ${p##*/}: 0 errors, $w warnings"
+        tap_result OK "checkpatch ${p##*/}: 0 errors, $w warnings"
         grep -E '^WARNING' "$out" | sort | uniq -c | sed 's/^/  # /'
     else
         grep -E -A3 '^ERROR' "$out" >"$out.errors"
-        result FAIL "checkpatch ${p##*/}: ${tot:-no verdict}" "$out.errors"
+        tap_result FAIL "checkpatch ${p##*/}: ${tot:-no verdict}" "$out.errors"
     fi
 done
-echo "patches: $pass passed, $fail failed"
+tap_summary patches
