@@ -381,18 +381,12 @@ check "libvirt saw the guest's shutdown and stopped QEMU ('reason=shutdown' in t
 if [ "$state" = 'shut off (shutdown)' ]; then echo 0; else echo 1; fi >"$console.rc"
 GUEST_DIR=$guest bash "$top/tests/guest/check.sh" --console "$console" \
     --tests "$verdicts" >"$logd/verdicts.txt" 2>/dev/null || true
+# Each of check.sh's verdicts is one of ours, its "#" lines the evidence.
 detail=()
 flush() {
     [ -n "${v:-}" ] || return 0
-    n=$((n + 1))
-    if [ "$v" = PASS ]; then
-        echo "ok $n guest: $t"
-        pass=$((pass + 1))
-    else
-        echo "not ok $n guest: $t"
-        printf '  %s\n' "${detail[@]}"
-        fail=$((fail + 1))
-    fi
+    printf '%s\n' "${detail[@]}" >"$out"
+    tap_result "$([ "$v" = PASS ] && echo OK || echo FAIL)" "guest: $t" "$out"
     v='' detail=()
 }
 v=
