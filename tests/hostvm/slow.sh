@@ -117,14 +117,6 @@ log_outputs = "1:file:$logs/libvirtd.log"
 EOC
         cp /etc/libvirt/qemu.conf /etc/libvirt/libvirtd.conf "$logs/"
     }
-    # xml_attr VALUE: VALUE fit for a single-quoted XML attribute or text
-    xml_attr() {
-        local v=$1
-        v=${v//&/"&amp;"}
-        v=${v//</"&lt;"}
-        v=${v//\'/"&apos;"}
-        printf '%s' "$v"
-    }
 
     lvdpid=
     : >"$logs/nested.log"
@@ -153,17 +145,12 @@ EOC
         cmdline="console=ttyS0 panic=-1 quiet pvrdma.test=$scenarios pvrdma.shell=0"
         cmdline+=" pvrdma.ip=$guest_ip/24 pvrdma.neigh=10.0.2.15=$(cat /sys/class/net/eth0/address)"
         cmdline+=" pvrdma.timeout=$SLOW_TOOL_TIMEOUT pvrdma.iters=$SLOW_ITERS"
-        x=$(cat "$here/domain.xml")
-        x=${x//@NAME@/"$(xml_attr "$domain")"}
-        x=${x//@EMULATOR@/"$(xml_attr "$SLOW_QEMU")"}
-        x=${x//@KERNEL@/"$(xml_attr "$SLOW_GUEST_DIR/vmlinuz")"}
-        x=${x//@INITRD@/"$(xml_attr "$SLOW_GUEST_DIR/initrd.img")"}
-        x=${x//@CMDLINE@/"$(xml_attr "$cmdline")"}
-        x=${x//@MAC@/"$guest_mac"}
-        x=${x//@CONSOLE@/"$(xml_attr "$logs/nested.log")"}
-        x=${x//@MUX_SOCKET@/"$(xml_attr "$sock")"}
-        x=${x//@PVRDMA@/"$(xml_attr "$pvrdma_arg")"}
-        printf '%s\n' "$x" >"$logs/domain.xml"
+        # shellcheck source=../libvirt/domain.sh
+        . "$top/tests/libvirt/domain.sh"
+        fill_domain "$here/domain.xml" NAME="$domain" EMULATOR="$SLOW_QEMU" \
+            KERNEL="$SLOW_GUEST_DIR/vmlinuz" INITRD="$SLOW_GUEST_DIR/initrd.img" \
+            CMDLINE="$cmdline" MAC="$guest_mac" CONSOLE="$logs/nested.log" \
+            MUX_SOCKET="$sock" PVRDMA="$pvrdma_arg" >"$logs/domain.xml"
         # eth0 before: the guest's address must be libvirt's doing
         ip addr show dev eth0 >"$logs/host-net-before.txt"
         log "booting the nested guest under libvirt (tests: $scenarios), console $logs/nested.log"

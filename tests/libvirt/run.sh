@@ -62,6 +62,8 @@ say() { printf '[libvirt] %3ds %s\n' $((SECONDS - start)) "$*"; }
 
 # shellcheck source=../tap.sh
 . "$top/tests/tap.sh"
+# shellcheck source=domain.sh
+. "$here/domain.sh"
 tap_out=$out
 
 finish() {
@@ -209,20 +211,11 @@ check "libvirtd (session, user $user) answers on its private socket" daemon_up
 sed 's/^/  # /' "$out"
 
 # --- the domain ---------------------------------------------------------------
-# domain_xml PVRDMA-ARG: domain.xml with its fields filled in (the values
-# quoted: bash 5.2 would take an unquoted & in them for the match)
+# domain_xml PVRDMA-ARG: domain.xml with its fields filled in
 domain_xml() {
-    local x
-    x=$(cat "$here/domain.xml")
-    x=${x//@NAME@/"$name"}
-    x=${x//@EMULATOR@/"$emulator"}
-    x=${x//@KERNEL@/"$kernel"}
-    x=${x//@INITRD@/"$initrd"}
-    x=${x//@CMDLINE@/"$cmdline"}
-    x=${x//@MAC@/"$mac"}
-    x=${x//@CONSOLE@/"$console"}
-    x=${x//@PVRDMA@/"$1"}
-    printf '%s\n' "$x"
+    fill_domain "$here/domain.xml" NAME="$name" EMULATOR="$emulator" \
+        KERNEL="$kernel" INITRD="$initrd" CMDLINE="$cmdline" MAC="$mac" \
+        CONSOLE="$console" PVRDMA="$1"
 }
 
 # The JSON form of the <qemu:arg>, created after libvirt's vmxnet3: the
