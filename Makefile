@@ -6,7 +6,7 @@
 #   make check-slow the ibverbs backend end to end: a guest nested in a TCG
 #                   host VM with Soft-RoCE, on -device pvrdma,ibdev=rxe0
 #                   (tests/hostvm), and make patches applied to a pristine
-#                   QEMU 10.0, built and its qtests run (15-25 minutes)
+#                   QEMU 10.0, built and its qtests run (10-15 minutes)
 #   make run        boot a Debian guest with the device, show ibv_devinfo and
 #                   run an RDMA ping-pong on it
 #   make bench      pvrdma against Linux Soft-RoCE (rxe) in one TCG guest boot,
