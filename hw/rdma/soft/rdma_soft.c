@@ -2,8 +2,8 @@
  * The built-in software RDMA engine ("soft" backend), the default backend.
  *
  * It needs nothing from the host: objects live in QEMU's memory and work
- * requests execute directly against guest memory (rdma_soft_qp.c,
- * rdma_soft_mem.c).  This file holds the backend ops and the engine state
+ * requests execute directly against guest memory (rdma_soft.h lists the
+ * parts).  This file holds the backend ops and the engine state
  * of each object.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
@@ -47,8 +47,9 @@ static int rdma_soft_create_qp(RdmaBackend *be, RdmaQp *qp)
 
     sqp->soft = container_of(be, RdmaSoft, be);
     sqp->qp = qp;
-    sqp->rnr_timer = timer_new_ns(QEMU_CLOCK_VIRTUAL, rdma_soft_rnr_timer,
-                                  sqp);
+    QTAILQ_INIT(&sqp->req.wqes);
+    sqp->req.rnr_timer = timer_new_ns(QEMU_CLOCK_VIRTUAL,
+                                      rdma_soft_rnr_timer, sqp);
     qp->be = sqp;
     trace_rdma_soft_create("qp", qp->handle);
     return 0;
@@ -60,15 +61,22 @@ static int rdma_soft_modify_qp(RdmaBackend *be, RdmaQp *qp, uint32_t mask,
     RdmaSoftQp *sqp = qp->be;
 
     /*
-     * RESET forgets a WR waiting for an RNR retry or its next step, without
-     * completion, and any receive WQE a long message took from this QP.
+     * RESET forgets the outstanding WRs without completion, and the
+     * message its responder was in the middle of.
      */
     if (attr->qp_state == RDMA_QPS_RESET) {
-        timer_del(sqp->rnr_timer);
-        sqp->rnr_due = false;
-        rdma_soft_msg_abort(sqp);
-        rdma_soft_set_stalled(sqp, false);
-        rdma_soft_msg_forget_dst(sqp->soft, qp);
+        rdma_soft_req_flush(sqp, false);
+        rdma_soft_resp_flush(sqp, false);
+        sqp->req.psn = sqp->resp.epsn = sqp->resp.msn = 0;
+        sqp->req.rnr_attempts = 0;
+    }
+    /* The PSNs the two ends agreed on (the guest exchanged them). */
+    if (mask & RDMA_QP_RQ_PSN) {
+        sqp->resp.epsn = attr->rq_psn & RDMA_PSN_MASK;
+        sqp->resp.nak_sent = false;
+    }
+    if (mask & RDMA_QP_SQ_PSN) {
+        sqp->req.psn = attr->sq_psn & RDMA_PSN_MASK;
     }
     return 0;
 }
@@ -78,10 +86,9 @@ static void rdma_soft_destroy_qp(RdmaBackend *be, RdmaQp *qp)
     RdmaSoftQp *sqp = qp->be;
 
     trace_rdma_soft_destroy("qp", qp->handle);
-    rdma_soft_msg_abort(sqp);
-    rdma_soft_set_stalled(sqp, false);
-    rdma_soft_msg_forget_dst(sqp->soft, qp);
-    timer_free(sqp->rnr_timer);
+    rdma_soft_req_flush(sqp, false);
+    rdma_soft_resp_flush(sqp, false);
+    timer_free(sqp->req.rnr_timer);
     g_free(sqp);
     qp->be = NULL;
 }
@@ -130,7 +137,7 @@ static void rdma_soft_destroy(RdmaBackend *be)
 {
     RdmaSoft *s = container_of(be, RdmaSoft, be);
 
-    qemu_bh_delete(s->retry_bh);
+    qemu_bh_delete(s->run_bh);
     g_free(s->mig);
     g_free(s);
 }
@@ -169,7 +176,7 @@ RdmaBackend *rdma_soft_backend_new(RdmaResources *rm, PCIDevice *pdev,
 
     s->be.ops = &rdma_soft_ops;
     s->be.rm = rm;
-    s->retry_bh = qemu_bh_new_guarded(rdma_soft_retry_bh, s,
+    s->run_bh = qemu_bh_new_guarded(rdma_soft_run_bh, s,
                                       &DEVICE(pdev)->mem_reentrancy_guard);
     return &s->be;
 }

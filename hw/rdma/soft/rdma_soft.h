@@ -1,16 +1,29 @@
 /*
  * The soft RDMA engine: internal interfaces.
  *
- * rdma_soft.c       backend ops, per-object engine state
- * rdma_soft_mem.c   keys, access rights and data movement in guest memory
- * rdma_soft_qp.c    requester and responder (the transport is a local
- *                   delivery to a QP of the same device; a RoCE v2 wire
- *                   would replace rdma_soft_deliver() and nothing above it)
+ * rdma_soft.c         backend ops, per-object engine state
+ * rdma_soft_mem.c     keys, access rights and data movement in guest memory
+ * rdma_soft_opcode.c  the IB transport opcodes (rdma_soft_pkt.h: packets)
+ * rdma_soft_req.c     requester: send WRs into request packets, in a
+ *                     per-QP queue of outstanding WRs ordered by PSN
+ * rdma_soft_resp.c    responder: request packets into placement, receive
+ *                     completions and ACK, NAK and response packets
+ * rdma_soft_comp.c    completer: response packets into send completions,
+ *                     in PSN order; RNR waits
+ * rdma_soft_link.c    the transport (loopback to a QP of this device) and
+ *                     the engine's one loop that delivers packets
+ *
+ * As in Linux rxe, the three halves of a QP exchange packets only: a
+ * requester never calls the peer's responder, it transmits; the loop in
+ * rdma_soft_link.c delivers each packet once the call that sent it is
+ * done, so no half re-enters another, nor itself, nor the front-end
+ * ring it is walking.  Completions go to the front-end from one place
+ * each: rdma_soft_complete_wqe() (send) and rdma_soft_complete_recv().
  *
  * Everything runs under the BQL: in a vCPU thread (doorbell), in a main
  * loop bottom half, or in a main loop timer (RNR retry), inside one of
- * the device's entry points (rdma_rm_enter()): a retry fan-out takes its
- * work from that entry point's budget and leaves the rest to retry_bh.
+ * the device's entry points (rdma_rm_enter()): work goes on from that
+ * entry point's budget and leaves the rest to run_bh.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
@@ -19,64 +32,130 @@
 #define HW_RDMA_SOFT_RDMA_SOFT_H
 
 #include "qemu/timer.h"
+#include "qemu/queue.h"
 #include "hw/rdma/rdma_backend.h"
+#include "rdma_soft_pkt.h"
 
 typedef struct RdmaSoft RdmaSoft;
+
+/*
+ * A send WR the requester took from the front-end, until it completes.
+ * Its packets carry PSNs first_psn..last_psn (a READ: those of its
+ * responses); next_psn is the next one the requester sends, so going
+ * back N is setting next_psn back.
+ */
+typedef struct RdmaSoftWqe {
+    RdmaSendWr wr;
+    uint64_t len;                   /* message bytes */
+    uint32_t first_psn;
+    uint32_t last_psn;
+    uint32_t next_psn;
+    QTAILQ_ENTRY(RdmaSoftWqe) next;
+} RdmaSoftWqe;
+
+/* The requester and completer of one QP (rdma_soft_req.c, _comp.c). */
+typedef struct RdmaSoftReq {
+    QTAILQ_HEAD(, RdmaSoftWqe) wqes;    /* outstanding, in PSN order */
+    uint32_t nwqe;
+    uint32_t psn;                   /* the PSN of the next new WR */
+    bool due;                       /* packets to send from the bottom half */
+    bool rnr_wait;                  /* RNR NAK: waits for its timer */
+    uint32_t rnr_attempts;
+    uint32_t rnr_dest_qpn;          /* loopback: whose receives we wait for */
+    QEMUTimer *rnr_timer;
+    bool running;                   /* sending: a nested call returns */
+} RdmaSoftReq;
+
+/* What the responder is in the middle of. */
+typedef enum RdmaSoftMsg {
+    RDMA_MSG_NONE,
+    RDMA_MSG_SEND,                  /* a SEND's later packets */
+    RDMA_MSG_WRITE,                 /* an RDMA WRITE's later packets */
+} RdmaSoftMsg;
+
+/* The responder of one QP (rdma_soft_resp.c). */
+typedef struct RdmaSoftResp {
+    uint32_t epsn;                  /* the PSN expected next */
+    uint32_t msn;                   /* messages completed */
+    bool nak_sent;                  /* sequence error NAKed, not yet healed */
+    uint32_t msg;                   /* RdmaSoftMsg */
+    uint64_t off;                   /* bytes of the message placed */
+    bool has_rwqe;                  /* the receive WQE a SEND took */
+    RdmaRecvWr rwqe;
+    uint64_t va;                    /* RDMA WRITE: where, from its RETH */
+    uint32_t rkey;
+    uint32_t len;
+    /* An RDMA READ being answered (one responder resource). */
+    bool read;
+    bool due;                       /* responses to send from the bh */
+    uint32_t read_qpn;              /* loopback: the requester */
+    uint32_t read_psn;              /* PSN of the next response */
+    uint64_t read_va;
+    uint32_t read_rkey;
+    uint32_t read_len;
+    uint64_t read_off;              /* bytes answered */
+} RdmaSoftResp;
 
 /* Engine state of one QP. */
 typedef struct RdmaSoftQp {
     RdmaSoft *soft;
     RdmaQp *qp;
-    RdmaSendWr stalled;             /* WR waiting for an RNR retry */
-    uint64_t stalled_bytes;         /* what its retry costs the budget */
-    bool has_stalled;
-    uint32_t rnr_attempts;
-    uint32_t rnr_dest_qpn;          /* whose receive queue we wait for */
-    QEMUTimer *rnr_timer;
-    bool rnr_due;                   /* timer expired, retry pending */
-    bool retrying;
-    /*
-     * A message longer than RDMA_WR_STEP is placed in steps: the WR waits
-     * in @stalled (as for an RNR retry, but due at once) with what is
-     * placed of it, and the receive WQE its first step took (a SEND).
-     */
-    uint64_t msg_done;
-    RdmaRecvWr msg_rwr;
-    bool msg_has_rwr;
-    uint32_t msg_dst_qpn;
+    RdmaSoftReq req;
+    RdmaSoftResp resp;
+    bool busy;                      /* counted in RdmaSoft.nbusy */
 } RdmaSoftQp;
 
-/* A QP's held WR in the migration stream (rdma_soft_vmstate.c) */
+/*
+ * The engine in the migration stream (rdma_soft_vmstate.c): a record per
+ * QP, then the outstanding WRs and the receive WQEs of messages in
+ * progress of all QPs, in the order of the QP records.  Flat arrays: a
+ * load that fails half-way leaves nothing to free but the arrays.
+ */
 typedef struct RdmaSoftQpMig {
     uint32_t qpn;
-    RdmaSendWr wr;
+    /* requester */
+    uint32_t psn;
+    bool due;
+    bool rnr_wait;
     uint32_t rnr_attempts;
     uint32_t rnr_dest_qpn;
     int64_t rnr_left_ns;            /* time left on the RNR timer, or -1 */
-    bool rnr_due;
-    uint64_t msg_done;
-    bool msg_has_rwr;
-    uint32_t msg_dst_qpn;
-    RdmaRecvWr msg_rwr;
+    uint32_t nwqe;                  /* its records in RdmaSoft.mig_wqe */
+    /* responder (resp.rwqe: in RdmaSoft.mig_rwqe when has_rwqe) */
+    RdmaSoftResp resp;
 } RdmaSoftQpMig;
+
+typedef struct RdmaSoftWqeMig {
+    uint32_t qpn;
+    RdmaSendWr wr;
+    uint64_t len;
+    uint32_t first_psn;
+    uint32_t last_psn;
+    uint32_t next_psn;
+} RdmaSoftWqeMig;
+
+typedef struct RdmaSoftRwqeMig {
+    uint32_t qpn;
+    RdmaRecvWr wr;
+} RdmaSoftRwqeMig;
+
+/* The loopback link: packets between QPs of this device, in order. */
+#define RDMA_SOFT_LOOP_LEN  16
 
 struct RdmaSoft {
     RdmaBackend be;
-    QEMUBH *retry_bh;               /* RNR retries, under the guard */
-    uint32_t nstalled;              /* QPs holding a WR for an RNR retry */
+    QEMUBH *run_bh;                 /* packets due, under the guard */
+    uint32_t nbusy;                 /* QPs with WRs outstanding */
+    RdmaSoftPkt loop[RDMA_SOFT_LOOP_LEN];
+    uint32_t loop_head, loop_n;
+    bool running;                   /* delivering: xmit only queues */
     int32_t mig_n;                  /* records while saved or loaded */
     RdmaSoftQpMig *mig;
+    int32_t mig_nwqe;
+    RdmaSoftWqeMig *mig_wqe;
+    int32_t mig_nrwqe;
+    RdmaSoftRwqeMig *mig_rwqe;
 };
-
-/* The one place that says whether a QP's send queue waits on a held WR. */
-static inline void rdma_soft_set_stalled(RdmaSoftQp *sqp, bool stalled)
-{
-    if (sqp->has_stalled != stalled) {
-        sqp->has_stalled = stalled;
-        sqp->soft->nstalled += stalled ? 1 : -1;
-    }
-    sqp->qp->sq_stalled = stalled;
-}
 
 /* Bytes of a scatter list, resolved to MRs and checked. */
 typedef struct RdmaSoftSeg {
@@ -106,16 +185,45 @@ bool rdma_soft_atomic(PCIDevice *pdev, RdmaSoftSgl *remote,
                       RdmaWrOpcode op, uint64_t compare_add, uint64_t swap,
                       uint64_t *orig);
 
-/* rdma_soft_qp.c */
+/* rdma_soft_req.c: the requester */
 #define RDMA_RNR_INFINITE   7
 /* The longest RNR timer of the IB spec (table 45): 655.36 ms */
 #define RDMA_SOFT_RNR_MAX_NS    (65536 * 10000ll)
+#define RDMA_SOFT_MAX_MSG       (1ull << 31)
+#define RDMA_SOFT_UD_MTU        1024        /* the port's active MTU */
 void rdma_soft_post_send(RdmaBackend *be, RdmaQp *qp, const RdmaSendWr *wr);
+void rdma_soft_req_run(RdmaSoftQp *sqp);
+uint64_t rdma_soft_req_step_bytes(RdmaSoftQp *sqp);
+RdmaSoftWqe *rdma_soft_wqe_at(RdmaSoftQp *sqp, uint32_t psn);
+uint64_t rdma_soft_pmtu(const RdmaQp *qp);
+void rdma_soft_req_update(RdmaSoftQp *sqp, bool kick);
+void rdma_soft_req_flush(RdmaSoftQp *sqp, bool complete);
+void rdma_soft_rnr_timer(void *opaque);
+RdmaWcStatus rdma_soft_invalidate(RdmaResources *rm, RdmaQp *qp,
+                                  uint32_t rkey);
+
+/* rdma_soft_resp.c: the responder */
+void rdma_soft_resp_recv(RdmaSoftQp *sqp, const RdmaSoftPkt *pkt);
+void rdma_soft_resp_run(RdmaSoftQp *sqp);
+void rdma_soft_resp_flush(RdmaSoftQp *sqp, bool complete);
+void rdma_soft_complete_recv(RdmaResources *rm, RdmaQp *qp,
+                             const RdmaRecvWr *rwr, RdmaWc *wc,
+                             bool solicited);
+
+/* rdma_soft_comp.c: the completer */
+void rdma_soft_comp_recv(RdmaSoftQp *sqp, const RdmaSoftPkt *pkt);
+void rdma_soft_comp_unreachable(RdmaSoftQp *sqp, uint32_t psn);
+void rdma_soft_complete_wqe(RdmaSoftQp *sqp, RdmaSoftWqe *w,
+                            RdmaWcStatus st);
+void rdma_soft_fail_wqe(RdmaSoftQp *sqp, RdmaSoftWqe *w, RdmaWcStatus st);
+
+/* rdma_soft_link.c: the transport and the engine's one loop */
+void rdma_soft_xmit(RdmaSoft *soft, const RdmaSoftPkt *pkt);
+void rdma_soft_run(RdmaSoft *soft);
+void rdma_soft_run_bh(void *opaque);
 void rdma_soft_recv_posted(RdmaBackend *be, RdmaQp *qp, RdmaSrq *srq);
 void rdma_soft_flush_qp(RdmaBackend *be, RdmaQp *qp);
-void rdma_soft_msg_abort(RdmaSoftQp *sqp);
-void rdma_soft_msg_forget_dst(RdmaSoft *soft, RdmaQp *dst);
-void rdma_soft_rnr_timer(void *opaque);
-void rdma_soft_retry_bh(void *opaque);
+bool rdma_soft_payload_sgl(RdmaSoft *soft, const RdmaSoftPkt *pkt,
+                           RdmaSoftSgl *sgl, uint64_t *off);
 
 #endif

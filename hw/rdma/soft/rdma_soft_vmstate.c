@@ -2,13 +2,18 @@
  * The soft RDMA engine in the migration stream.
  *
  * The engine's objects are the core's (vmstate_rdma_rm); what it adds is
- * the WR a QP holds: one waiting for an RNR retry (with its attempts and
- * the time left on its timer) or a long message placed in steps (with
- * what is placed and the receive WQE its first step took).  Each record
- * is checked against the restored QPs as strictly as a WR from the guest:
- * the retry executes it again, with every key and right checked anew.
- * The RNR timer runs on the virtual clock, which stands still while the
- * VM is stopped, so the time left is what the destination waits.
+ * the transport state of each QP: the requester's next PSN, its queue of
+ * outstanding WRs (each with its PSNs and the next one to send), an RNR
+ * wait with its attempts and the time left on its timer; the responder's
+ * expected PSN and MSN, the message it is in the middle of (with the
+ * receive WQE a SEND took) and a READ it is answering.  Packets are not
+ * state: between two entry points the loopback link is empty.  Each
+ * record is checked against the restored QPs as strictly as a WR from the
+ * guest, and so that no offset the engine derives from it can leave the
+ * message it names; the WRs execute again with every key and right
+ * checked anew.  The RNR timer runs on the virtual clock, which stands
+ * still while the VM is stopped, so the time left is what the destination
+ * waits.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
@@ -81,21 +86,68 @@ RDMA_MIG_ZERO(RdmaSoftQpMig)
 
 static const VMStateDescription vmstate_rdma_soft_qp = {
     .name = "rdma-soft-qp",
-    .version_id = 1,
-    .minimum_version_id = 1,
+    .version_id = 2,
+    .minimum_version_id = 2,
     .pre_load = rdma_mig_zero_RdmaSoftQpMig,
     .fields = (const VMStateField[]) {
         VMSTATE_UINT32(qpn, RdmaSoftQpMig),
-        VMSTATE_STRUCT(wr, RdmaSoftQpMig, 1, vmstate_rdma_send_wr,
-                       RdmaSendWr),
+        VMSTATE_UINT32(psn, RdmaSoftQpMig),
+        VMSTATE_BOOL(due, RdmaSoftQpMig),
+        VMSTATE_BOOL(rnr_wait, RdmaSoftQpMig),
         VMSTATE_UINT32(rnr_attempts, RdmaSoftQpMig),
         VMSTATE_UINT32(rnr_dest_qpn, RdmaSoftQpMig),
         VMSTATE_INT64(rnr_left_ns, RdmaSoftQpMig),
-        VMSTATE_BOOL(rnr_due, RdmaSoftQpMig),
-        VMSTATE_UINT64(msg_done, RdmaSoftQpMig),
-        VMSTATE_BOOL(msg_has_rwr, RdmaSoftQpMig),
-        VMSTATE_UINT32(msg_dst_qpn, RdmaSoftQpMig),
-        VMSTATE_STRUCT(msg_rwr, RdmaSoftQpMig, 1, vmstate_rdma_recv_wr,
+        VMSTATE_UINT32(nwqe, RdmaSoftQpMig),
+        VMSTATE_UINT32(resp.epsn, RdmaSoftQpMig),
+        VMSTATE_UINT32(resp.msn, RdmaSoftQpMig),
+        VMSTATE_BOOL(resp.nak_sent, RdmaSoftQpMig),
+        VMSTATE_UINT32(resp.msg, RdmaSoftQpMig),
+        VMSTATE_UINT64(resp.off, RdmaSoftQpMig),
+        VMSTATE_BOOL(resp.has_rwqe, RdmaSoftQpMig),
+        VMSTATE_UINT64(resp.va, RdmaSoftQpMig),
+        VMSTATE_UINT32(resp.rkey, RdmaSoftQpMig),
+        VMSTATE_UINT32(resp.len, RdmaSoftQpMig),
+        VMSTATE_BOOL(resp.read, RdmaSoftQpMig),
+        VMSTATE_BOOL(resp.due, RdmaSoftQpMig),
+        VMSTATE_UINT32(resp.read_qpn, RdmaSoftQpMig),
+        VMSTATE_UINT32(resp.read_psn, RdmaSoftQpMig),
+        VMSTATE_UINT64(resp.read_va, RdmaSoftQpMig),
+        VMSTATE_UINT32(resp.read_rkey, RdmaSoftQpMig),
+        VMSTATE_UINT32(resp.read_len, RdmaSoftQpMig),
+        VMSTATE_UINT64(resp.read_off, RdmaSoftQpMig),
+        VMSTATE_END_OF_LIST()
+    },
+};
+
+RDMA_MIG_ZERO(RdmaSoftWqeMig)
+
+static const VMStateDescription vmstate_rdma_soft_wqe = {
+    .name = "rdma-soft-wqe",
+    .version_id = 1,
+    .minimum_version_id = 1,
+    .pre_load = rdma_mig_zero_RdmaSoftWqeMig,
+    .fields = (const VMStateField[]) {
+        VMSTATE_UINT32(qpn, RdmaSoftWqeMig),
+        VMSTATE_STRUCT(wr, RdmaSoftWqeMig, 1, vmstate_rdma_send_wr,
+                       RdmaSendWr),
+        VMSTATE_UINT64(len, RdmaSoftWqeMig),
+        VMSTATE_UINT32(first_psn, RdmaSoftWqeMig),
+        VMSTATE_UINT32(last_psn, RdmaSoftWqeMig),
+        VMSTATE_UINT32(next_psn, RdmaSoftWqeMig),
+        VMSTATE_END_OF_LIST()
+    },
+};
+
+RDMA_MIG_ZERO(RdmaSoftRwqeMig)
+
+static const VMStateDescription vmstate_rdma_soft_rwqe = {
+    .name = "rdma-soft-rwqe",
+    .version_id = 1,
+    .minimum_version_id = 1,
+    .pre_load = rdma_mig_zero_RdmaSoftRwqeMig,
+    .fields = (const VMStateField[]) {
+        VMSTATE_UINT32(qpn, RdmaSoftRwqeMig),
+        VMSTATE_STRUCT(wr, RdmaSoftRwqeMig, 1, vmstate_rdma_recv_wr,
                        RdmaRecvWr),
         VMSTATE_END_OF_LIST()
     },
@@ -104,8 +156,43 @@ static const VMStateDescription vmstate_rdma_soft_qp = {
 static void rdma_soft_mig_free(RdmaSoft *soft)
 {
     g_free(soft->mig);
+    g_free(soft->mig_wqe);
+    g_free(soft->mig_rwqe);
     soft->mig = NULL;
-    soft->mig_n = 0;
+    soft->mig_wqe = NULL;
+    soft->mig_rwqe = NULL;
+    soft->mig_n = soft->mig_nwqe = soft->mig_nrwqe = 0;
+}
+
+static void rdma_soft_mig_save_qp(RdmaSoft *soft, RdmaSoftQp *sqp,
+                                  int64_t now)
+{
+    RdmaSoftReq *req = &sqp->req;
+    RdmaSoftQpMig *m = &soft->mig[soft->mig_n++];
+    RdmaSoftWqe *w;
+
+    m->qpn = sqp->qp->qpn;
+    m->psn = req->psn;
+    m->due = req->due;
+    m->rnr_wait = req->rnr_wait;
+    m->rnr_attempts = req->rnr_attempts;
+    m->rnr_dest_qpn = req->rnr_dest_qpn;
+    m->rnr_left_ns = timer_pending(req->rnr_timer) ?
+                     MAX(timer_expire_time_ns(req->rnr_timer) - now, 0) : -1;
+    m->nwqe = req->nwqe;
+    m->resp = sqp->resp;
+    QTAILQ_FOREACH(w, &req->wqes, next) {
+        soft->mig_wqe[soft->mig_nwqe++] = (RdmaSoftWqeMig) {
+            .qpn = m->qpn, .wr = w->wr, .len = w->len,
+            .first_psn = w->first_psn, .last_psn = w->last_psn,
+            .next_psn = w->next_psn,
+        };
+    }
+    if (sqp->resp.has_rwqe) {
+        soft->mig_rwqe[soft->mig_nrwqe++] = (RdmaSoftRwqeMig) {
+            .qpn = m->qpn, .wr = sqp->resp.rwqe,
+        };
+    }
 }
 
 static int rdma_soft_pre_save(void *opaque)
@@ -113,30 +200,29 @@ static int rdma_soft_pre_save(void *opaque)
     RdmaSoft *soft = container_of((RdmaBackend *)opaque, RdmaSoft, be);
     RdmaTable *t = &soft->be.rm->tables[RDMA_RES_QP];
     int64_t now = qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL);
+    uint32_t nwqe = 0, nrwqe = 0;
 
-    soft->mig = g_new0(RdmaSoftQpMig, MAX(soft->nstalled, 1));
-    soft->mig_n = 0;
+    /* Between entry points nothing is on the loopback link. */
+    assert(!soft->loop_n);
     for (uint32_t h = 0; h < t->size; h++) {
         RdmaQp *qp = t->slots[h];
         RdmaSoftQp *sqp = qp ? qp->be : NULL;
-        RdmaSoftQpMig *m;
 
-        if (!sqp || !sqp->has_stalled) {
-            continue;
+        if (sqp) {
+            nwqe += sqp->req.nwqe;
+            nrwqe += sqp->resp.has_rwqe;
         }
-        m = &soft->mig[soft->mig_n++];
-        m->qpn = qp->qpn;
-        m->wr = sqp->stalled;
-        m->rnr_attempts = sqp->rnr_attempts;
-        m->rnr_dest_qpn = sqp->rnr_dest_qpn;
-        m->rnr_left_ns = timer_pending(sqp->rnr_timer) ?
-                         MAX(timer_expire_time_ns(sqp->rnr_timer) - now, 0) :
-                         -1;
-        m->rnr_due = sqp->rnr_due;
-        m->msg_done = sqp->msg_done;
-        m->msg_has_rwr = sqp->msg_has_rwr;
-        m->msg_dst_qpn = sqp->msg_dst_qpn;
-        m->msg_rwr = sqp->msg_rwr;
+    }
+    rdma_soft_mig_free(soft);
+    soft->mig = g_new0(RdmaSoftQpMig, MAX(t->used, 1));
+    soft->mig_wqe = g_new0(RdmaSoftWqeMig, MAX(nwqe, 1));
+    soft->mig_rwqe = g_new0(RdmaSoftRwqeMig, MAX(nrwqe, 1));
+    for (uint32_t h = 0; h < t->size; h++) {
+        RdmaQp *qp = t->slots[h];
+
+        if (qp && qp->be) {
+            rdma_soft_mig_save_qp(soft, qp->be, now);
+        }
     }
     return 0;
 }
@@ -153,13 +239,14 @@ static int rdma_soft_pre_load(void *opaque)
     return 0;
 }
 
+/* The counts bound the allocations the stream asks for. */
 static bool rdma_soft_mig_count_ok(void *opaque, int version_id)
 {
     RdmaSoft *soft = container_of((RdmaBackend *)opaque, RdmaSoft, be);
 
     if (soft->mig_n < 0 ||
         soft->mig_n > soft->be.rm->tables[RDMA_RES_QP].size) {
-        error_report("rdma: incoming count of held WRs %d out of range",
+        error_report("rdma: incoming count of QP records %d out of range",
                      soft->mig_n);
         soft->mig_n = 0;
         return false;
@@ -167,99 +254,237 @@ static bool rdma_soft_mig_count_ok(void *opaque, int version_id)
     return true;
 }
 
-/* Why record @m cannot be the state of the QP it names, or NULL. */
-static const char *rdma_soft_mig_why(RdmaSoft *soft, const RdmaSoftQpMig *m)
+static bool rdma_soft_mig_nwqe_ok(void *opaque, int version_id)
 {
+    RdmaSoft *soft = container_of((RdmaBackend *)opaque, RdmaSoft, be);
     RdmaResources *rm = soft->be.rm;
-    RdmaQp *qp = rdma_rm_qp_by_num(rm, m->qpn);
-    RdmaQp *dst = m->msg_has_rwr ? rdma_rm_qp_by_num(rm, m->msg_dst_qpn)
-                                 : NULL;
-    RdmaSoftQp *sqp = qp ? qp->be : NULL;
-    uint64_t bytes;
 
-    if (!sqp) {
-        return "no such QP";
+    if (soft->mig_nwqe < 0 ||
+        soft->mig_nwqe > (int64_t)rm->tables[RDMA_RES_QP].size *
+                         rm->limits.max_qp_wr) {
+        error_report("rdma: incoming count of outstanding WRs %d out of "
+                     "range", soft->mig_nwqe);
+        soft->mig_nwqe = 0;
+        return false;
     }
-    if (sqp->has_stalled) {
-        return "two records for one QP";
+    return true;
+}
+
+static bool rdma_soft_mig_nrwqe_ok(void *opaque, int version_id)
+{
+    RdmaSoft *soft = container_of((RdmaBackend *)opaque, RdmaSoft, be);
+
+    if (soft->mig_nrwqe < 0 || soft->mig_nrwqe > soft->mig_n) {
+        error_report("rdma: incoming count of receive WQEs %d out of range",
+                     soft->mig_nrwqe);
+        soft->mig_nrwqe = 0;
+        return false;
     }
-    /* Flushing and RESET drop a held WR: only these states keep one. */
-    if (qp->attr.qp_state != RDMA_QPS_RTS &&
-        qp->attr.qp_state != RDMA_QPS_SQD) {
-        return "a WR held by a QP that cannot send";
+    return true;
+}
+
+static bool rdma_psn_ok(uint32_t psn)
+{
+    return psn <= RDMA_PSN_MASK;
+}
+
+/* Why outstanding WR @w of @qp cannot be, or NULL. */
+static const char *rdma_soft_mig_wqe_why(RdmaQp *qp, const RdmaSoftWqeMig *w,
+                                         uint32_t prev_end)
+{
+    uint64_t pmtu = rdma_soft_pmtu(qp), npkts;
+    bool started = w->last_psn != RDMA_PSN_MASK + 1;
+
+    if (w->qpn != qp->qpn) {
+        return "a WR of another QP";
     }
-    if (m->wr.opcode >= RDMA_WR_MAX || m->wr.num_sge > qp->cap.max_send_sge ||
-        (m->wr.flags & ~(RDMA_SEND_FENCE | RDMA_SEND_SIGNALED |
+    if (w->wr.opcode >= RDMA_WR_MAX || w->wr.num_sge > qp->cap.max_send_sge ||
+        (w->wr.flags & ~(RDMA_SEND_FENCE | RDMA_SEND_SIGNALED |
                          RDMA_SEND_SOLICITED | RDMA_SEND_INLINE))) {
-        return "the WR is not one the QP could have taken";
+        return "a WR the QP could not have taken";
     }
-    bytes = rdma_wr_bytes(&m->wr);
-    if (m->msg_done > bytes || m->msg_done % RDMA_WR_STEP ||
-        (m->msg_has_rwr && !m->msg_done)) {
-        return "placed bytes do not fit the WR";
+    if (!started) {
+        return w->len || w->first_psn || w->next_psn ?
+               "a WR not started has PSNs" : NULL;
     }
-    if (m->msg_has_rwr &&
-        (!dst || dst->attr.qp_state == RDMA_QPS_RESET ||
-         m->msg_rwr.num_sge > rm->limits.max_sge)) {
-        return "the receive WQE of the message is not its peer's";
-    }
-    if ((qp->attr.rnr_retry != RDMA_RNR_INFINITE &&
-         m->rnr_attempts > qp->attr.rnr_retry) ||
-        m->rnr_dest_qpn > RDMA_MAX_QPN ||
-        m->rnr_left_ns < -1 || m->rnr_left_ns > RDMA_SOFT_RNR_MAX_NS) {
-        return "RNR state out of range";
+    npkts = w->wr.opcode == RDMA_WR_ATOMIC_CMP_AND_SWP ||
+            w->wr.opcode == RDMA_WR_ATOMIC_FETCH_AND_ADD ? 1 :
+            MAX(DIV_ROUND_UP(w->len, pmtu), 1);
+    if (w->len != rdma_wr_bytes(&w->wr) || w->len > RDMA_SOFT_MAX_MSG ||
+        !rdma_psn_ok(w->first_psn) || !rdma_psn_ok(w->last_psn) ||
+        !rdma_psn_ok(w->next_psn) ||
+        ((w->last_psn - w->first_psn) & RDMA_PSN_MASK) + 1 != npkts ||
+        ((w->next_psn - w->first_psn) & RDMA_PSN_MASK) > npkts ||
+        (prev_end != UINT32_MAX && w->first_psn != prev_end)) {
+        return "PSNs that do not fit the WR";
     }
     return NULL;
 }
 
-static void rdma_soft_mig_apply(RdmaSoft *soft, const RdmaSoftQpMig *m)
+static bool rdma_soft_qp_state_in(const RdmaQp *qp, RdmaQpState a,
+                                  RdmaQpState b, RdmaQpState c,
+                                  RdmaQpState d)
+{
+    RdmaQpState s = qp->attr.qp_state;
+
+    return s == a || s == b || s == c || s == d;
+}
+
+/* Why record @m cannot be the state of the QP it names, or NULL. */
+static const char *rdma_soft_mig_why(RdmaSoft *soft, const RdmaSoftQpMig *m,
+                                     const uint8_t *seen)
+{
+    RdmaResources *rm = soft->be.rm;
+    RdmaQp *qp = rdma_rm_qp_by_num(rm, m->qpn);
+    const RdmaSoftResp *r = &m->resp;
+
+    if (!qp || !qp->be) {
+        return "no such QP";
+    }
+    if (seen[qp->qpn / 8] & (1u << (qp->qpn % 8))) {
+        return "two records for one QP";
+    }
+    /* Flushing and RESET drop outstanding WRs: only these states keep one. */
+    if (m->nwqe && !rdma_soft_qp_state_in(qp, RDMA_QPS_RTS, RDMA_QPS_SQD,
+                                          RDMA_QPS_RTS, RDMA_QPS_SQD)) {
+        return "WRs outstanding on a QP that cannot send";
+    }
+    if (m->nwqe > MAX(qp->cap.max_send_wr, 1) ||
+        ((m->rnr_wait || m->due) && !m->nwqe)) {
+        return "outstanding WRs out of range";
+    }
+    if (!rdma_psn_ok(m->psn) ||
+        (qp->attr.rnr_retry != RDMA_RNR_INFINITE &&
+         m->rnr_attempts > qp->attr.rnr_retry) ||
+        m->rnr_dest_qpn > RDMA_MAX_QPN ||
+        m->rnr_left_ns < -1 || m->rnr_left_ns > RDMA_SOFT_RNR_MAX_NS) {
+        return "requester state out of range";
+    }
+    if (!rdma_psn_ok(r->epsn) || r->msn > RDMA_MSN_MASK ||
+        r->msg > RDMA_MSG_WRITE || r->off > RDMA_SOFT_MAX_MSG ||
+        (r->msg == RDMA_MSG_WRITE && r->off > r->len) ||
+        (r->msg != RDMA_MSG_SEND && r->has_rwqe)) {
+        return "responder state out of range";
+    }
+    if (r->read && (!rdma_psn_ok(r->read_psn) || r->read_qpn > RDMA_MAX_QPN ||
+                    r->read_len > RDMA_SOFT_MAX_MSG ||
+                    r->read_off > r->read_len)) {
+        return "READ responder resource out of range";
+    }
+    if ((r->due && !r->read) ||
+        ((r->msg != RDMA_MSG_NONE || r->read) &&
+         !rdma_soft_qp_state_in(qp, RDMA_QPS_RTR, RDMA_QPS_RTS, RDMA_QPS_SQD,
+                                RDMA_QPS_SQE))) {
+        return "a message in progress on a QP that cannot receive";
+    }
+    return NULL;
+}
+
+/*
+ * Check every record before anything is applied: a refused stream leaves
+ * the engine as the objects' restore left it.
+ */
+static const char *rdma_soft_mig_check(RdmaSoft *soft, uint32_t *bad_qpn)
+{
+    g_autofree uint8_t *seen = g_malloc0(RDMA_MAX_QPN / 8 + 1);
+    int32_t wi = 0, ri = 0;
+
+    for (int32_t i = 0; i < soft->mig_n; i++) {
+        const RdmaSoftQpMig *m = &soft->mig[i];
+        const char *why = rdma_soft_mig_why(soft, m, seen);
+        RdmaQp *qp = rdma_rm_qp_by_num(soft->be.rm, m->qpn);
+        uint32_t prev_end = UINT32_MAX;
+
+        *bad_qpn = m->qpn;
+        if (why) {
+            return why;
+        }
+        seen[m->qpn / 8] |= 1u << (m->qpn % 8);
+        if (m->nwqe > (uint32_t)(soft->mig_nwqe - wi)) {
+            return "fewer WR records than the QP says";
+        }
+        for (uint32_t n = 0; n < m->nwqe; n++, wi++) {
+            why = rdma_soft_mig_wqe_why(qp, &soft->mig_wqe[wi], prev_end);
+            if (why) {
+                return why;
+            }
+            if (soft->mig_wqe[wi].last_psn != RDMA_PSN_MASK + 1) {
+                prev_end = (soft->mig_wqe[wi].last_psn + 1) & RDMA_PSN_MASK;
+            }
+        }
+        if (m->resp.has_rwqe &&
+            (ri >= soft->mig_nrwqe || soft->mig_rwqe[ri].qpn != m->qpn ||
+             soft->mig_rwqe[ri++].wr.num_sge > soft->be.rm->limits.max_sge)) {
+            return "the receive WQE of the message is missing or bad";
+        }
+    }
+    *bad_qpn = 0;
+    return wi != soft->mig_nwqe || ri != soft->mig_nrwqe ?
+           "WR records that belong to no QP" : NULL;
+}
+
+static void rdma_soft_mig_apply(RdmaSoft *soft, const RdmaSoftQpMig *m,
+                                int32_t *wi, int32_t *ri)
 {
     RdmaQp *qp = rdma_rm_qp_by_num(soft->be.rm, m->qpn);
     RdmaSoftQp *sqp = qp->be;
+    RdmaSoftReq *req = &sqp->req;
 
-    sqp->stalled = m->wr;
-    sqp->stalled_bytes = rdma_wr_bytes(&m->wr);
-    rdma_soft_set_stalled(sqp, true);
-    sqp->rnr_attempts = m->rnr_attempts;
-    sqp->rnr_dest_qpn = m->rnr_dest_qpn;
-    sqp->msg_done = m->msg_done;
-    sqp->msg_has_rwr = m->msg_has_rwr;
-    sqp->msg_dst_qpn = m->msg_dst_qpn;
-    sqp->msg_rwr = m->msg_rwr;
+    for (uint32_t n = 0; n < m->nwqe; n++) {
+        const RdmaSoftWqeMig *r = &soft->mig_wqe[(*wi)++];
+        RdmaSoftWqe *w = g_new0(RdmaSoftWqe, 1);
+
+        w->wr = r->wr;
+        w->len = r->len;
+        w->first_psn = r->first_psn;
+        w->last_psn = r->last_psn;
+        w->next_psn = r->next_psn;
+        QTAILQ_INSERT_TAIL(&req->wqes, w, next);
+        req->nwqe++;
+    }
+    req->psn = m->psn;
+    req->rnr_wait = m->rnr_wait;
+    req->rnr_attempts = m->rnr_attempts;
+    req->rnr_dest_qpn = m->rnr_dest_qpn;
     if (m->rnr_left_ns >= 0) {
-        timer_mod(sqp->rnr_timer, qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL) +
+        timer_mod(req->rnr_timer, qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL) +
                   m->rnr_left_ns);
     }
-    sqp->rnr_due = m->rnr_due;
-    if (m->rnr_due) {
-        qemu_bh_schedule(soft->retry_bh);
+    sqp->resp = m->resp;
+    if (m->resp.has_rwqe) {
+        sqp->resp.rwqe = soft->mig_rwqe[(*ri)++].wr;
+    }
+    rdma_soft_req_update(sqp, false);
+    req->due = m->due;
+    if (req->due || sqp->resp.due) {
+        qemu_bh_schedule(soft->run_bh);
     }
 }
 
 static int rdma_soft_post_load(void *opaque, int version_id)
 {
     RdmaSoft *soft = container_of((RdmaBackend *)opaque, RdmaSoft, be);
-    int ret = 0;
+    uint32_t bad_qpn;
+    const char *why = rdma_soft_mig_check(soft, &bad_qpn);
+    int32_t wi = 0, ri = 0;
 
+    if (why) {
+        error_report("rdma: incoming state of QP %u refused: %s", bad_qpn,
+                     why);
+        rdma_soft_mig_free(soft);
+        return -EINVAL;
+    }
     for (int32_t i = 0; i < soft->mig_n; i++) {
-        const char *why = rdma_soft_mig_why(soft, &soft->mig[i]);
-
-        if (why) {
-            error_report("rdma: incoming WR held by QP %u refused: %s",
-                         soft->mig[i].qpn, why);
-            ret = -EINVAL;
-            break;
-        }
-        rdma_soft_mig_apply(soft, &soft->mig[i]);
+        rdma_soft_mig_apply(soft, &soft->mig[i], &wi, &ri);
     }
     rdma_soft_mig_free(soft);
-    return ret;
+    return 0;
 }
 
 const VMStateDescription vmstate_rdma_soft = {
     .name = "rdma-soft",
-    .version_id = 1,
-    .minimum_version_id = 1,
+    .version_id = 2,
+    .minimum_version_id = 2,
     .pre_save = rdma_soft_pre_save,
     .post_save = rdma_soft_post_save,
     .pre_load = rdma_soft_pre_load,
@@ -269,6 +494,14 @@ const VMStateDescription vmstate_rdma_soft = {
         VMSTATE_VALIDATE("count", rdma_soft_mig_count_ok),
         VMSTATE_STRUCT_VARRAY_ALLOC(mig, RdmaSoft, mig_n, 1,
                                     vmstate_rdma_soft_qp, RdmaSoftQpMig),
+        VMSTATE_INT32(mig_nwqe, RdmaSoft),
+        VMSTATE_VALIDATE("outstanding WRs", rdma_soft_mig_nwqe_ok),
+        VMSTATE_STRUCT_VARRAY_ALLOC(mig_wqe, RdmaSoft, mig_nwqe, 1,
+                                    vmstate_rdma_soft_wqe, RdmaSoftWqeMig),
+        VMSTATE_INT32(mig_nrwqe, RdmaSoft),
+        VMSTATE_VALIDATE("receive WQEs", rdma_soft_mig_nrwqe_ok),
+        VMSTATE_STRUCT_VARRAY_ALLOC(mig_rwqe, RdmaSoft, mig_nrwqe, 1,
+                                    vmstate_rdma_soft_rwqe, RdmaSoftRwqeMig),
         VMSTATE_END_OF_LIST()
     },
 };

@@ -905,7 +905,8 @@ static const char *const pvrdma_property_help[][2] = {
  * Migration (soft backend).  The device's state is its registers, the DSR
  * as loaded (addresses and the page lists of its rings, which the guest
  * may have changed in its memory since), the core's objects
- * (vmstate_rdma_rm) and the soft engine's held WRs (vmstate_rdma_soft);
+ * (vmstate_rdma_rm) and the soft engine's QP transport state
+ * (vmstate_rdma_soft: PSNs, outstanding WRs, messages in progress);
  * the capabilities, ring maps and budgets are derived again on load.  Work
  * in flight carries over: a send queue left to the bottom half is marked
  * in its QP and resumes on the destination, a WR waiting for an RNR retry
@@ -1001,8 +1002,8 @@ static bool pvrdma_soft_needed(void *opaque)
 
 static const VMStateDescription vmstate_pvrdma_soft = {
     .name = "pvrdma/soft",
-    .version_id = 1,
-    .minimum_version_id = 1,
+    .version_id = 2,                /* 2: the engine's transport state */
+    .minimum_version_id = 2,
     .needed = pvrdma_soft_needed,
     .fields = (const VMStateField[]) {
         VMSTATE_STRUCT_POINTER(backend, PvrdmaState, vmstate_rdma_soft,

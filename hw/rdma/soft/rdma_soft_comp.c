@@ -1,0 +1,219 @@
+/*
+ * The soft RDMA engine: the completer.
+ *
+ * Response packets (ACKs, NAKs, READ responses, atomic ACKs) arrive here
+ * for the requester QP they are addressed to, and complete its
+ * outstanding WRs in PSN order, from the head of its queue.  An RNR NAK
+ * makes the requester wait and then go back to the PSN the NAK names;
+ * any other NAK completes the WR with the error the IB spec maps it to
+ * (IB 9.9.2, table 59 of o9-x) and the QP goes to ERR.
+ *
+ * rdma_soft_complete_wqe() is the one place a send WR completes.
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+
+#include "qemu/osdep.h"
+#include "qemu/bswap.h"
+#include "rdma_soft.h"
+#include "hw/rdma/trace.h"
+
+/* RNR timer values of the IB spec (table 45), in microseconds x 100. */
+static const uint32_t rdma_rnr_timer_10us[32] = {
+    65536, 1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256,
+    384, 512, 768, 1024, 1536, 2048, 3072, 4096, 6144, 8192, 12288, 16384,
+    24576, 32768, 49152,
+};
+
+static const RdmaWcStatus rdma_soft_nak_status[] = {
+    [RDMA_NAK_INV_REQ] = RDMA_WC_REM_INV_REQ_ERR,
+    [RDMA_NAK_REM_ACCESS] = RDMA_WC_REM_ACCESS_ERR,
+    [RDMA_NAK_REM_OP] = RDMA_WC_REM_OP_ERR,
+};
+
+void rdma_soft_complete_wqe(RdmaSoftQp *sqp, RdmaSoftWqe *w, RdmaWcStatus st)
+{
+    RdmaResources *rm = sqp->soft->be.rm;
+    RdmaQp *qp = sqp->qp;
+    RdmaWc wc = {
+        .wr_id = w->wr.wr_id,
+        .status = st,
+        .opcode = rdma_wc_opcode(w->wr.opcode),
+        .byte_len = st == RDMA_WC_SUCCESS ? w->len : 0,
+        .qp_handle = qp->handle,
+    };
+    /* Unsignaled WRs complete silently, unless they fail. */
+    bool report = st != RDMA_WC_SUCCESS ||
+                  (w->wr.flags & RDMA_SEND_SIGNALED) || qp->sq_sig_all;
+
+    QTAILQ_REMOVE(&sqp->req.wqes, w, next);
+    sqp->req.nwqe--;
+    if (QTAILQ_EMPTY(&sqp->req.wqes)) {
+        sqp->req.rnr_attempts = 0;
+    }
+    g_free(w);
+    if (report) {
+        trace_rdma_soft_send_done(qp->qpn, wc.wr_id, st);
+        rm->fe->complete(rm->fe_opaque, qp, qp->send_cq_handle, &wc, false);
+    }
+    rdma_soft_req_update(sqp, true);
+}
+
+/* A WR failed: it completes with @st, the QP goes to ERR (UD: SQE). */
+void rdma_soft_fail_wqe(RdmaSoftQp *sqp, RdmaSoftWqe *w, RdmaWcStatus st)
+{
+    rdma_soft_complete_wqe(sqp, w, st);
+    rdma_rm_qp_send_error(sqp->soft->be.rm, sqp->qp, RDMA_EVENT_NONE);
+}
+
+/*
+ * Between two QPs of this device the transport knows at once that nobody
+ * takes the packet (no such QP, not connected back, not receiving): what
+ * the retransmission timer would find out after retry_cnt tries.
+ */
+void rdma_soft_comp_unreachable(RdmaSoftQp *sqp, uint32_t psn)
+{
+    RdmaSoftWqe *w = rdma_soft_wqe_at(sqp, psn);
+
+    if (w) {
+        rdma_soft_fail_wqe(sqp, w, RDMA_WC_RETRY_EXC_ERR);
+    }
+}
+
+/* RNR NAK for @w at @psn: wait the responder's RNR time, then resend. */
+static void rdma_soft_comp_rnr(RdmaSoftQp *sqp, RdmaSoftWqe *w,
+                               const RdmaSoftPkt *pkt)
+{
+    RdmaSoftReq *req = &sqp->req;
+    RdmaQp *qp = sqp->qp;
+
+    req->rnr_attempts++;
+    if (qp->attr.rnr_retry != RDMA_RNR_INFINITE &&
+        req->rnr_attempts > qp->attr.rnr_retry) {
+        rdma_soft_fail_wqe(sqp, w, RDMA_WC_RNR_RETRY_EXC_ERR);
+        return;
+    }
+    trace_rdma_soft_rnr(qp->qpn, pkt->src_qpn, req->rnr_attempts);
+    /* Go back to the PSN that found no receive WQE. */
+    w->next_psn = pkt->psn;
+    req->rnr_wait = true;
+    req->rnr_dest_qpn = pkt->src_qpn;
+    req->due = false;
+    timer_mod(req->rnr_timer, qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL) +
+              rdma_rnr_timer_10us[pkt->syndrome & 31] * 10000ll);
+}
+
+/* Payload of a READ response into @w's buffer. */
+static RdmaWcStatus rdma_soft_comp_read_data(RdmaSoftQp *sqp, RdmaSoftWqe *w,
+                                             const RdmaSoftPkt *pkt)
+{
+    RdmaResources *rm = sqp->soft->be.rm;
+    uint64_t off = (uint64_t)((pkt->psn - w->first_psn) & RDMA_PSN_MASK) *
+                   rdma_soft_pmtu(sqp->qp);
+    RdmaSoftSgl local, src;
+    uint64_t src_off;
+    RdmaWcStatus st;
+
+    if (!pkt->paylen) {
+        return RDMA_WC_SUCCESS;
+    }
+    if (off + pkt->paylen > w->len) {
+        return RDMA_WC_BAD_RESP_ERR;
+    }
+    st = rdma_soft_local_sgl(rm, sqp->qp->pd_handle, w->wr.sge,
+                             w->wr.num_sge, RDMA_ACCESS_LOCAL_WRITE, &local);
+    if (st != RDMA_WC_SUCCESS) {
+        return st;
+    }
+    if (!rdma_soft_payload_sgl(sqp->soft, pkt, &src, &src_off) ||
+        !rdma_soft_copy(rm->pdev, &local, off, &src, src_off, pkt->paylen)) {
+        return RDMA_WC_REM_ACCESS_ERR;
+    }
+    return RDMA_WC_SUCCESS;
+}
+
+/* An ACK of @psn: every WR up to it completes, in order. */
+static void rdma_soft_comp_ack(RdmaSoftQp *sqp, uint32_t psn)
+{
+    RdmaSoftWqe *w;
+
+    while ((w = QTAILQ_FIRST(&sqp->req.wqes)) &&
+           w->last_psn != RDMA_PSN_MASK + 1 &&
+           rdma_psn_diff(w->last_psn, psn) <= 0) {
+        rdma_soft_complete_wqe(sqp, w, RDMA_WC_SUCCESS);
+    }
+}
+
+/* The response @pkt for @w, the WR its PSN falls in. */
+static void rdma_soft_comp_response(RdmaSoftQp *sqp, RdmaSoftWqe *w,
+                                    const RdmaSoftPkt *pkt)
+{
+    RdmaResources *rm = sqp->soft->be.rm;
+    RdmaWcStatus st;
+    uint64_t orig;
+
+    if (pkt->mask & RDMA_PKT_READ) {
+        if (w->wr.opcode != RDMA_WR_RDMA_READ) {
+            rdma_soft_fail_wqe(sqp, w, RDMA_WC_BAD_RESP_ERR);
+            return;
+        }
+        st = rdma_soft_comp_read_data(sqp, w, pkt);
+        if (st != RDMA_WC_SUCCESS) {
+            rdma_soft_fail_wqe(sqp, w, st);
+        } else if (pkt->mask & RDMA_PKT_LAST) {
+            rdma_soft_complete_wqe(sqp, w, RDMA_WC_SUCCESS);
+        }
+        return;
+    }
+    if (pkt->mask & RDMA_PKT_ATOMIC) {
+        RdmaSoftSgl local;
+
+        if (w->wr.opcode != RDMA_WR_ATOMIC_CMP_AND_SWP &&
+            w->wr.opcode != RDMA_WR_ATOMIC_FETCH_AND_ADD) {
+            rdma_soft_fail_wqe(sqp, w, RDMA_WC_BAD_RESP_ERR);
+            return;
+        }
+        orig = cpu_to_le64(pkt->orig);
+        st = rdma_soft_local_sgl(rm, sqp->qp->pd_handle, w->wr.sge,
+                                 w->wr.num_sge, RDMA_ACCESS_LOCAL_WRITE,
+                                 &local);
+        if (st == RDMA_WC_SUCCESS &&
+            !rdma_soft_write_buf(rm->pdev, &local, 0, &orig, 8)) {
+            st = RDMA_WC_REM_OP_ERR;
+        }
+        if (st != RDMA_WC_SUCCESS) {
+            rdma_soft_fail_wqe(sqp, w, st);
+        } else {
+            rdma_soft_complete_wqe(sqp, w, RDMA_WC_SUCCESS);
+        }
+        return;
+    }
+    /* An ACK: the WR of its PSN and those before it are done. */
+    rdma_soft_comp_ack(sqp, pkt->psn);
+}
+
+void rdma_soft_comp_recv(RdmaSoftQp *sqp, const RdmaSoftPkt *pkt)
+{
+    RdmaSoftWqe *w = rdma_soft_wqe_at(sqp, pkt->psn);
+    uint8_t type = pkt->syndrome & RDMA_AETH_TYPE_MASK;
+
+    if (pkt->opcode == RDMA_OPC_ACKNOWLEDGE && type == RDMA_AETH_ACK) {
+        rdma_soft_comp_ack(sqp, pkt->psn);
+        return;
+    }
+    if (!w || w != QTAILQ_FIRST(&sqp->req.wqes)) {
+        /* Nothing outstanding there: a late or stray response. */
+        trace_rdma_soft_drop(sqp->qp->qpn, pkt->opcode, "no WR at its PSN");
+        return;
+    }
+    if (!(pkt->mask & RDMA_PKT_AETH) || type == RDMA_AETH_ACK) {
+        rdma_soft_comp_response(sqp, w, pkt);
+    } else if (type == RDMA_AETH_RNR_NAK) {
+        rdma_soft_comp_rnr(sqp, w, pkt);
+    } else if ((pkt->syndrome & 31) < ARRAY_SIZE(rdma_soft_nak_status) &&
+               rdma_soft_nak_status[pkt->syndrome & 31]) {
+        rdma_soft_fail_wqe(sqp, w, rdma_soft_nak_status[pkt->syndrome & 31]);
+    } else {
+        trace_rdma_soft_drop(sqp->qp->qpn, pkt->opcode, "NAK code");
+    }
+}

@@ -1,0 +1,246 @@
+/*
+ * The soft RDMA engine: the transport, and the one loop that runs it.
+ *
+ * rdma_soft_xmit() puts a packet on the device's link.  Today the link is
+ * a loopback: packets go to QPs of this device, through a short queue in
+ * the order they were sent.  rdma_soft_run() delivers them, each to the
+ * responder (requests) or the completer (responses) of the QP it is
+ * addressed to, after the call that sent it has returned; what a delivery
+ * sends in turn joins the queue.  So the requester, responder and
+ * completer never call into each other and none is entered twice, and
+ * the only thing that passes between them is a packet.
+ *
+ * Work that an entry point's budget did not cover (the next step of a
+ * long message or READ, an RNR retry whose timer expired) is due in
+ * run_bh, itself an entry point with a budget.
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+
+#include "qemu/osdep.h"
+#include "qemu/error-report.h"
+#include "rdma_soft.h"
+#include "hw/rdma/trace.h"
+
+void rdma_soft_xmit(RdmaSoft *soft, const RdmaSoftPkt *pkt)
+{
+    /*
+     * Every sender runs the loop before it sends again, and a delivery
+     * answers with at most one packet: the queue never holds more than a
+     * few.  Full would be a bug; the packet is lost as on a real link.
+     */
+    if (soft->loop_n == RDMA_SOFT_LOOP_LEN) {
+        warn_report_once("rdma: soft engine loopback queue full");
+        trace_rdma_soft_drop(pkt->src_qpn, pkt->opcode, "link queue full");
+        return;
+    }
+    soft->loop[(soft->loop_head + soft->loop_n++) % RDMA_SOFT_LOOP_LEN] =
+        *pkt;
+}
+
+static bool rdma_soft_qp_receives(const RdmaQp *qp)
+{
+    return qp->attr.qp_state == RDMA_QPS_RTR ||
+           qp->attr.qp_state == RDMA_QPS_RTS ||
+           qp->attr.qp_state == RDMA_QPS_SQD ||
+           qp->attr.qp_state == RDMA_QPS_SQE;
+}
+
+/* Hand @pkt to the QP it is addressed to. */
+static void rdma_soft_deliver(RdmaSoft *soft, const RdmaSoftPkt *pkt)
+{
+    RdmaResources *rm = soft->be.rm;
+    RdmaQp *dst = rdma_rm_qp_by_num(rm, pkt->dest_qpn);
+    RdmaQp *src = rdma_rm_qp_by_num(rm, pkt->src_qpn);
+
+    trace_rdma_soft_pkt(pkt->src_qpn, pkt->dest_qpn,
+                        rdma_soft_op_info(pkt->opcode)->name, pkt->psn,
+                        pkt->paylen);
+    if (pkt->mask & RDMA_PKT_RESP) {
+        /* To a requester: the QP that sent the request, if still there. */
+        if (dst && dst->be && dst->type == RDMA_QPT_RC &&
+            dst->attr.dest_qp_num == pkt->src_qpn) {
+            rdma_soft_comp_recv(dst->be, pkt);
+        } else {
+            trace_rdma_soft_drop(pkt->dest_qpn, pkt->opcode, "no requester");
+        }
+        return;
+    }
+    if ((pkt->opcode & RDMA_OPC_TRANSPORT_MASK) == RDMA_OPC_RC) {
+        /*
+         * An RC request: the destination must be connected back to the
+         * sender (on the loopback link the sender is known) and reached
+         * through one of the device's GIDs.
+         */
+        if (!dst || !dst->be || dst->type != RDMA_QPT_RC ||
+            !rdma_soft_qp_receives(dst) ||
+            dst->attr.dest_qp_num != pkt->src_qpn ||
+            !rdma_rm_gid_is_local(rm, pkt->dgid)) {
+            if (src && src->be) {
+                rdma_soft_comp_unreachable(src->be, pkt->psn);
+            }
+            return;
+        }
+        rdma_soft_resp_recv(dst->be, pkt);
+        return;
+    }
+    /* UD and GSI: unreliable; whatever cannot be delivered is dropped. */
+    if (dst && dst->be &&
+        (dst->type == RDMA_QPT_UD || dst->type == RDMA_QPT_GSI) &&
+        rdma_soft_qp_receives(dst) && rdma_rm_gid_is_local(rm, pkt->dgid)) {
+        rdma_soft_resp_recv(dst->be, pkt);
+    } else {
+        trace_rdma_soft_ud_drop(pkt->src_qpn, pkt->dest_qpn, "no such QP");
+    }
+}
+
+void rdma_soft_run(RdmaSoft *soft)
+{
+    if (soft->running) {
+        return;                     /* the loop below delivers it */
+    }
+    soft->running = true;
+    while (soft->loop_n) {
+        RdmaSoftPkt pkt = soft->loop[soft->loop_head];
+
+        soft->loop_head = (soft->loop_head + 1) % RDMA_SOFT_LOOP_LEN;
+        soft->loop_n--;
+        rdma_soft_deliver(soft, &pkt);
+    }
+    soft->running = false;
+}
+
+/*
+ * Where the payload of @pkt is, resolved again with every check: the
+ * sender's WR may have completed, its MRs may have changed.
+ */
+bool rdma_soft_payload_sgl(RdmaSoft *soft, const RdmaSoftPkt *pkt,
+                           RdmaSoftSgl *sgl, uint64_t *off)
+{
+    RdmaResources *rm = soft->be.rm;
+    RdmaQp *qp = rdma_rm_qp_by_num(rm, pkt->data_qpn);
+    RdmaSoftWqe *w;
+
+    if (!qp || !qp->be) {
+        return false;
+    }
+    switch (pkt->data) {
+    case RDMA_DATA_WQE:
+        w = rdma_soft_wqe_at(qp->be, pkt->data_psn);
+        if (!w || rdma_soft_local_sgl(rm, qp->pd_handle, w->wr.sge,
+                                      w->wr.num_sge, 0, sgl) !=
+                  RDMA_WC_SUCCESS ||
+            pkt->data_off > sgl->total ||
+            pkt->paylen > sgl->total - pkt->data_off) {
+            return false;
+        }
+        *off = pkt->data_off;
+        return true;
+    case RDMA_DATA_REMOTE:
+        *off = 0;
+        return rdma_soft_remote_seg(rm, qp, pkt->data_va, pkt->data_rkey,
+                                    pkt->paylen, RDMA_ACCESS_REMOTE_READ, sgl);
+    default:
+        return false;
+    }
+}
+
+/*
+ * Send @sqp's next packet now if the entry point's budget allows, else
+ * leave it due for the bottom half (an entry point with a budget of its
+ * own).
+ */
+static void rdma_soft_req_go(RdmaSoftQp *sqp)
+{
+    RdmaResources *rm = sqp->soft->be.rm;
+
+    if (rdma_rm_budget_left(rm)) {
+        rdma_rm_budget_charge(rm, rdma_soft_req_step_bytes(sqp));
+        rdma_soft_req_run(sqp);
+        rdma_soft_req_update(sqp, true);
+    } else if (!rdma_rm_stopping(rm)) {
+        sqp->req.due = true;
+        qemu_bh_schedule(sqp->soft->run_bh);
+    }
+}
+
+static void rdma_soft_resp_go(RdmaSoftQp *sqp)
+{
+    RdmaResources *rm = sqp->soft->be.rm;
+    RdmaSoftResp *r = &sqp->resp;
+
+    if (rdma_rm_budget_left(rm)) {
+        rdma_rm_budget_charge(rm, MIN(r->read_len - r->read_off,
+                                      rdma_soft_pmtu(sqp->qp)));
+        rdma_soft_resp_run(sqp);
+        rdma_soft_run(sqp->soft);
+    } else if (!rdma_rm_stopping(rm)) {
+        qemu_bh_schedule(sqp->soft->run_bh);
+    }
+}
+
+void rdma_soft_run_bh(void *opaque)
+{
+    RdmaSoft *soft = opaque;
+    RdmaResources *rm = soft->be.rm;
+    RdmaTable *t = &rm->tables[RDMA_RES_QP];
+
+    if (!rdma_rm_enter(rm)) {
+        return;
+    }
+    for (uint32_t h = 0; h < t->size; h++) {
+        RdmaQp *qp = t->slots[h];
+        RdmaSoftQp *sqp = qp ? qp->be : NULL;
+
+        if (sqp && sqp->resp.due) {
+            rdma_soft_resp_go(sqp);
+        }
+        /* The QP may be gone: a READ response can fail its requester. */
+        sqp = t->slots[h] ? ((RdmaQp *)t->slots[h])->be : NULL;
+        if (sqp && sqp->req.due) {
+            sqp->req.due = false;
+            rdma_soft_req_go(sqp);
+        }
+    }
+    rdma_rm_leave(rm);
+}
+
+/*
+ * The guest posted receives: a sender waiting (RNR) on this receive queue
+ * need not wait for its timer (it would only find the WQE later).
+ */
+void rdma_soft_recv_posted(RdmaBackend *be, RdmaQp *qp, RdmaSrq *srq)
+{
+    RdmaTable *t = &be->rm->tables[RDMA_RES_QP];
+
+    if (!container_of(be, RdmaSoft, be)->nbusy) {
+        return;                     /* the common case: nobody waits */
+    }
+    for (uint32_t h = 0; h < t->size; h++) {
+        RdmaQp *s = t->slots[h];
+        RdmaSoftQp *sqp = s ? s->be : NULL;
+        RdmaQp *dst;
+
+        if (!sqp || !sqp->req.rnr_wait) {
+            continue;
+        }
+        dst = rdma_rm_qp_by_num(be->rm, sqp->req.rnr_dest_qpn);
+        if (dst && (dst == qp || (srq && dst->is_srq &&
+                                  dst->srq_handle == srq->handle))) {
+            timer_del(sqp->req.rnr_timer);
+            sqp->req.rnr_wait = false;
+            rdma_soft_req_go(sqp);
+        }
+    }
+}
+
+/* @qp entered ERR (both halves stop) or SQE (its send queue stops). */
+void rdma_soft_flush_qp(RdmaBackend *be, RdmaQp *qp)
+{
+    RdmaSoftQp *sqp = qp->be;
+
+    rdma_soft_req_flush(sqp, true);
+    if (qp->attr.qp_state == RDMA_QPS_ERR) {
+        rdma_soft_resp_flush(sqp, true);
+    }
+}

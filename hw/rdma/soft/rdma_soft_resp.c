@@ -1,0 +1,477 @@
+/*
+ * The soft RDMA engine: the responder.
+ *
+ * Request packets arrive here for the QP they are addressed to.  An RC
+ * responder takes them in PSN order (IB 9.7.5.1): the expected PSN is
+ * executed, an older one is a duplicate (acknowledged, never executed
+ * twice), a newer one is a sequence error NAKed once.  Then it checks the
+ * opcode against the message in progress, the keys and rights against its
+ * memory, places the data, completes receive WQEs and answers: an ACK when
+ * asked, READ responses, an atomic ACK, or a NAK (RNR, invalid request,
+ * remote access, remote operational error), after which the QP goes to
+ * ERR as the IB spec says of a responder that NAKs.
+ *
+ * An RDMA READ is answered in packets of the path MTU from a responder
+ * resource; a long one goes on from the run bottom half, one step per
+ * pass, so a READ costs an entry point what a WRITE of its length does.
+ *
+ * rdma_soft_complete_recv() is the one place a receive WR completes.
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+
+#include "qemu/osdep.h"
+#include "rdma_soft.h"
+#include "hw/rdma/trace.h"
+
+void rdma_soft_complete_recv(RdmaResources *rm, RdmaQp *qp,
+                             const RdmaRecvWr *rwr, RdmaWc *wc,
+                             bool solicited)
+{
+    wc->wr_id = rwr->wr_id;
+    wc->qp_handle = qp->handle;
+    trace_rdma_soft_recv_done(qp->qpn, rwr->wr_id, wc->status, wc->byte_len);
+    rm->fe->complete(rm->fe_opaque, qp, qp->recv_cq_handle, wc, solicited);
+}
+
+/* A response of @sqp's QP to its peer, at @psn. */
+static void rdma_soft_resp_pkt(RdmaSoftQp *sqp, RdmaSoftPkt *out,
+                               uint8_t opcode, uint8_t syndrome, uint32_t psn)
+{
+    RdmaQp *qp = sqp->qp;
+
+    memset(out, 0, sizeof(*out));
+    out->opcode = opcode;
+    out->mask = rdma_soft_op_info(opcode)->mask;
+    out->psn = psn;
+    out->dest_qpn = qp->attr.dest_qp_num;
+    out->src_qpn = qp->qpn;
+    out->syndrome = syndrome;
+    out->msn = sqp->resp.msn;
+}
+
+static void rdma_soft_ack(RdmaSoftQp *sqp, uint32_t psn)
+{
+    RdmaSoftPkt ack;
+
+    rdma_soft_resp_pkt(sqp, &ack, RDMA_OPC_ACKNOWLEDGE,
+                       RDMA_AETH_ACK | RDMA_AETH_CREDITS_INVALID, psn);
+    rdma_soft_xmit(sqp->soft, &ack);
+}
+
+/*
+ * NAK @code for the request at @psn; the QP goes to ERR with @ev (IB
+ * 9.9.3.1: a responder that detects one of these errors stops).
+ */
+static void rdma_soft_nak(RdmaSoftQp *sqp, uint32_t psn, uint8_t code,
+                          RdmaEvent ev)
+{
+    RdmaSoftPkt nak;
+
+    rdma_soft_resp_pkt(sqp, &nak, RDMA_OPC_ACKNOWLEDGE,
+                       RDMA_AETH_NAK | code, psn);
+    rdma_soft_xmit(sqp->soft, &nak);
+    if (code != RDMA_NAK_PSN_SEQ_ERR) {
+        rdma_rm_qp_error(sqp->soft->be.rm, sqp->qp, ev);
+    }
+}
+
+static void rdma_soft_rnr_nak(RdmaSoftQp *sqp, uint32_t psn)
+{
+    RdmaSoftPkt nak;
+
+    rdma_soft_resp_pkt(sqp, &nak, RDMA_OPC_ACKNOWLEDGE,
+                       RDMA_AETH_RNR_NAK | (sqp->qp->attr.min_rnr_timer & 31),
+                       psn);
+    rdma_soft_xmit(sqp->soft, &nak);
+}
+
+/* The request executed: the next PSN is expected, an ACK if asked. */
+static void rdma_soft_resp_done(RdmaSoftQp *sqp, const RdmaSoftPkt *pkt,
+                                uint32_t npsn)
+{
+    RdmaSoftResp *r = &sqp->resp;
+
+    r->epsn = (pkt->psn + npsn) & RDMA_PSN_MASK;
+    if (pkt->mask & RDMA_PKT_LAST) {
+        r->msn = (r->msn + 1) & RDMA_MSN_MASK;
+    }
+    if (pkt->ackreq && sqp->qp->type == RDMA_QPT_RC) {
+        rdma_soft_ack(sqp, pkt->psn);
+    }
+}
+
+/* Copy @pkt's payload to @dst at @off: false when it could not. */
+static bool rdma_soft_place(RdmaSoftQp *sqp, const RdmaSoftPkt *pkt,
+                            RdmaSoftSgl *dst, uint64_t off)
+{
+    RdmaSoftSgl src;
+    uint64_t src_off;
+
+    return rdma_soft_payload_sgl(sqp->soft, pkt, &src, &src_off) &&
+           rdma_soft_copy(sqp->soft->be.rm->pdev, dst, off, &src, src_off,
+                          pkt->paylen);
+}
+
+/*
+ * Take the receive WQE a message consumes: 0, or the NAK code when there
+ * is none (-1: RNR, the guest may post one).
+ */
+static int rdma_soft_take_rwqe(RdmaSoftQp *sqp)
+{
+    RdmaResources *rm = sqp->soft->be.rm;
+    RdmaSoftResp *r = &sqp->resp;
+    int ret;
+
+    if (r->has_rwqe) {
+        return 0;
+    }
+    ret = rm->fe->next_recv(rm->fe_opaque, sqp->qp, &r->rwqe);
+    if (ret == -EAGAIN) {
+        return -1;
+    }
+    if (ret < 0) {
+        return RDMA_NAK_REM_OP;
+    }
+    r->has_rwqe = true;
+    return 0;
+}
+
+/*
+ * A packet of a SEND (or the immediate of an RDMA WRITE, @write_imm)
+ * into the receive WQE; the last one completes it.  UD puts the GRH in
+ * front of the data.
+ */
+static void rdma_soft_resp_recv_data(RdmaSoftQp *sqp, const RdmaSoftPkt *pkt,
+                                     bool write_imm)
+{
+    RdmaResources *rm = sqp->soft->be.rm;
+    RdmaSoftResp *r = &sqp->resp;
+    RdmaQp *qp = sqp->qp;
+    bool ud = qp->type != RDMA_QPT_RC;
+    uint64_t hdr = ud ? RDMA_GRH_SIZE : 0;
+    uint64_t placed = write_imm ? 0 : r->off;
+    uint64_t paylen = write_imm ? 0 : pkt->paylen;
+    RdmaWc wc = { .src_qp = pkt->src_qpn };
+    RdmaSoftSgl rsgl;
+    int ret;
+
+    ret = rdma_soft_take_rwqe(sqp);
+    if (ret) {
+        if (ret < 0) {
+            if (!ud) {
+                rdma_soft_rnr_nak(sqp, pkt->psn);
+            } else {
+                trace_rdma_soft_ud_drop(pkt->src_qpn, qp->qpn, "no receive");
+            }
+        } else if (!ud) {
+            rdma_soft_nak(sqp, pkt->psn, ret, RDMA_EVENT_QP_FATAL);
+        } else {
+            rdma_rm_qp_error(rm, qp, RDMA_EVENT_QP_FATAL);
+        }
+        return;
+    }
+    /* The WQE's SGEs again at every packet: the guest may change MRs. */
+    wc.status = rdma_soft_local_sgl(rm, qp->pd_handle, r->rwqe.sge,
+                                    r->rwqe.num_sge, RDMA_ACCESS_LOCAL_WRITE,
+                                    &rsgl);
+    if (wc.status == RDMA_WC_SUCCESS && rsgl.total < hdr + placed + paylen) {
+        wc.status = RDMA_WC_LOC_LEN_ERR;
+    }
+    if (wc.status == RDMA_WC_SUCCESS && ud) {
+        uint8_t grh[RDMA_GRH_SIZE];
+
+        wc.network_hdr_type = rdma_grh_build(grh, pkt->sgid, pkt->dgid,
+                                            paylen, 0, 64);
+        wc.wc_flags |= RDMA_WC_GRH | RDMA_WC_WITH_NETWORK_HDR_TYPE;
+        if (!rdma_soft_write_buf(rm->pdev, &rsgl, 0, grh, sizeof(grh))) {
+            wc.status = RDMA_WC_LOC_PROT_ERR;
+        }
+    }
+    if (wc.status == RDMA_WC_SUCCESS && paylen &&
+        !rdma_soft_place(sqp, pkt, &rsgl, hdr + placed)) {
+        wc.status = RDMA_WC_LOC_PROT_ERR;
+    }
+    if (wc.status == RDMA_WC_SUCCESS && !(pkt->mask & RDMA_PKT_LAST)) {
+        r->off += paylen;               /* more packets to come */
+        r->msg = RDMA_MSG_SEND;
+        rdma_soft_resp_done(sqp, pkt, 1);
+        return;
+    }
+    if (wc.status == RDMA_WC_SUCCESS && (pkt->mask & RDMA_PKT_IETH)) {
+        wc.status = rdma_soft_invalidate(rm, qp, pkt->inv_rkey);
+        wc.wc_flags |= RDMA_WC_WITH_INVALIDATE;
+        wc.imm_data = pkt->inv_rkey;
+    }
+    wc.byte_len = write_imm ? r->len : hdr + placed + paylen;
+    wc.opcode = write_imm ? RDMA_WC_RECV_RDMA_WITH_IMM : RDMA_WC_RECV;
+    if (pkt->mask & RDMA_PKT_IMMDT) {
+        wc.imm_data = pkt->imm;
+        wc.wc_flags |= RDMA_WC_WITH_IMM;
+    }
+    r->has_rwqe = false;
+    r->msg = RDMA_MSG_NONE;
+    r->off = 0;
+    rdma_soft_complete_recv(rm, qp, &r->rwqe, &wc, pkt->se);
+    if (wc.status != RDMA_WC_SUCCESS && !ud) {
+        rdma_soft_nak(sqp, pkt->psn, wc.status == RDMA_WC_LOC_LEN_ERR ?
+                      RDMA_NAK_INV_REQ : RDMA_NAK_REM_OP, RDMA_EVENT_NONE);
+        return;
+    }
+    rdma_soft_resp_done(sqp, pkt, 1);
+}
+
+/* A packet of an RDMA WRITE. */
+static void rdma_soft_resp_write(RdmaSoftQp *sqp, const RdmaSoftPkt *pkt)
+{
+    RdmaResources *rm = sqp->soft->be.rm;
+    RdmaSoftResp *r = &sqp->resp;
+    RdmaSoftSgl remote;
+
+    if (pkt->mask & RDMA_PKT_FIRST) {
+        r->va = pkt->va;
+        r->rkey = pkt->rkey;
+        r->len = pkt->dma_len;
+        r->off = 0;
+        /* A zero-length write checks no key (IB 9.4.1.1). */
+        if (r->len &&
+            !rdma_soft_remote_seg(rm, sqp->qp, r->va, r->rkey, r->len,
+                                  RDMA_ACCESS_REMOTE_WRITE, &remote)) {
+            rdma_soft_nak(sqp, pkt->psn, RDMA_NAK_REM_ACCESS,
+                          RDMA_EVENT_QP_ACCESS_ERR);
+            return;
+        }
+    }
+    if (pkt->paylen > r->len - r->off) {
+        rdma_soft_nak(sqp, pkt->psn, RDMA_NAK_INV_REQ,
+                      RDMA_EVENT_QP_REQ_ERR);
+        return;
+    }
+    /*
+     * The data first: the receive WQE the immediate consumes completes
+     * only for data that is in place.  An RNR NAK then costs the last
+     * packet a second placement of the same data, as on a real link.
+     */
+    if (pkt->paylen &&
+        (!rdma_soft_remote_seg(rm, sqp->qp, r->va + r->off, r->rkey,
+                               pkt->paylen, RDMA_ACCESS_REMOTE_WRITE,
+                               &remote) ||
+         !rdma_soft_place(sqp, pkt, &remote, 0))) {
+        rdma_soft_nak(sqp, pkt->psn, RDMA_NAK_REM_ACCESS,
+                      RDMA_EVENT_QP_ACCESS_ERR);
+        return;
+    }
+    if (!(pkt->mask & RDMA_PKT_LAST)) {
+        r->off += pkt->paylen;
+        r->msg = RDMA_MSG_WRITE;
+        rdma_soft_resp_done(sqp, pkt, 1);
+        return;
+    }
+    if (pkt->mask & RDMA_PKT_IMMDT) {
+        /*
+         * The receive side may RNR NAK: this packet comes again, to the
+         * same state (r->off and r->msg are as they were before it).
+         */
+        rdma_soft_resp_recv_data(sqp, pkt, true);
+        return;
+    }
+    r->msg = RDMA_MSG_NONE;
+    r->off = 0;
+    rdma_soft_resp_done(sqp, pkt, 1);
+}
+
+/* The next READ response of the responder resource. */
+void rdma_soft_resp_run(RdmaSoftQp *sqp)
+{
+    RdmaSoftResp *r = &sqp->resp;
+    uint64_t pmtu = rdma_soft_pmtu(sqp->qp);
+    uint32_t n;
+    bool first, last;
+    RdmaSoftPkt pkt;
+
+    r->due = false;
+    if (!r->read) {
+        return;
+    }
+    n = MIN(r->read_len - r->read_off, pmtu);
+    first = r->read_off == 0;
+    last = r->read_off + n == r->read_len;
+    if (last) {
+        r->msn = (r->msn + 1) & RDMA_MSN_MASK;
+    }
+    rdma_soft_resp_pkt(sqp, &pkt, rdma_soft_read_resp_opcode(first, last),
+                       RDMA_AETH_ACK | RDMA_AETH_CREDITS_INVALID,
+                       r->read_psn);
+    pkt.dest_qpn = r->read_qpn;
+    pkt.paylen = n;
+    if (n) {
+        pkt.data = RDMA_DATA_REMOTE;
+        pkt.data_qpn = sqp->qp->qpn;
+        pkt.data_va = r->read_va + r->read_off;
+        pkt.data_rkey = r->read_rkey;
+    }
+    r->read_off += n;
+    r->read_psn = (r->read_psn + 1) & RDMA_PSN_MASK;
+    if (last) {
+        r->read = false;
+    } else {
+        r->due = true;
+        qemu_bh_schedule(sqp->soft->run_bh);
+    }
+    rdma_soft_xmit(sqp->soft, &pkt);
+}
+
+/* An RDMA READ request: check it, then answer from a responder resource. */
+static void rdma_soft_resp_read(RdmaSoftQp *sqp, const RdmaSoftPkt *pkt)
+{
+    RdmaResources *rm = sqp->soft->be.rm;
+    RdmaSoftResp *r = &sqp->resp;
+    uint64_t npsn = MAX(DIV_ROUND_UP((uint64_t)pkt->dma_len,
+                                     rdma_soft_pmtu(sqp->qp)), 1);
+    RdmaSoftSgl remote;
+
+    if (pkt->dma_len &&
+        !rdma_soft_remote_seg(rm, sqp->qp, pkt->va, pkt->rkey, pkt->dma_len,
+                              RDMA_ACCESS_REMOTE_READ, &remote)) {
+        rdma_soft_nak(sqp, pkt->psn, RDMA_NAK_REM_ACCESS,
+                      RDMA_EVENT_QP_ACCESS_ERR);
+        return;
+    }
+    r->read = true;
+    r->read_qpn = pkt->src_qpn;
+    r->read_psn = pkt->psn;
+    r->read_va = pkt->va;
+    r->read_rkey = pkt->rkey;
+    r->read_len = pkt->dma_len;
+    r->read_off = 0;
+    r->epsn = (pkt->psn + npsn) & RDMA_PSN_MASK;
+    rdma_soft_resp_run(sqp);
+}
+
+static void rdma_soft_resp_atomic(RdmaSoftQp *sqp, const RdmaSoftPkt *pkt)
+{
+    RdmaResources *rm = sqp->soft->be.rm;
+    bool cas = pkt->opcode == RDMA_OPC_COMPARE_SWAP;
+    RdmaSoftSgl remote;
+    RdmaSoftPkt ack;
+    uint64_t orig;
+
+    if (pkt->va & 7) {
+        rdma_soft_nak(sqp, pkt->psn, RDMA_NAK_INV_REQ, RDMA_EVENT_QP_REQ_ERR);
+        return;
+    }
+    if (!rdma_soft_remote_seg(rm, sqp->qp, pkt->va, pkt->rkey, 8,
+                              RDMA_ACCESS_REMOTE_ATOMIC, &remote) ||
+        !rdma_soft_atomic(rm->pdev, &remote,
+                          cas ? RDMA_WR_ATOMIC_CMP_AND_SWP :
+                                RDMA_WR_ATOMIC_FETCH_AND_ADD,
+                          cas ? pkt->compare : pkt->swap_add,
+                          pkt->swap_add, &orig)) {
+        rdma_soft_nak(sqp, pkt->psn, RDMA_NAK_REM_ACCESS,
+                      RDMA_EVENT_QP_ACCESS_ERR);
+        return;
+    }
+    sqp->resp.epsn = (pkt->psn + 1) & RDMA_PSN_MASK;
+    sqp->resp.msn = (sqp->resp.msn + 1) & RDMA_MSN_MASK;
+    rdma_soft_resp_pkt(sqp, &ack, RDMA_OPC_ATOMIC_ACKNOWLEDGE,
+                       RDMA_AETH_ACK | RDMA_AETH_CREDITS_INVALID, pkt->psn);
+    ack.orig = orig;
+    rdma_soft_xmit(sqp->soft, &ack);
+}
+
+/*
+ * Does @pkt continue the message in progress, or start one when none is?
+ * (IB 9.7.5.1.2: an opcode out of sequence is an invalid request.)
+ */
+static bool rdma_soft_resp_in_sequence(RdmaSoftResp *r,
+                                       const RdmaSoftPkt *pkt)
+{
+    uint32_t want = pkt->mask & RDMA_PKT_SEND ? RDMA_MSG_SEND :
+                    pkt->mask & RDMA_PKT_WRITE ? RDMA_MSG_WRITE : 0;
+
+    if (pkt->mask & RDMA_PKT_FIRST) {
+        return r->msg == RDMA_MSG_NONE;
+    }
+    return want && r->msg == want;
+}
+
+/* RC: the PSN check; true when @pkt is the one expected. */
+static bool rdma_soft_resp_psn_ok(RdmaSoftQp *sqp, const RdmaSoftPkt *pkt)
+{
+    RdmaSoftResp *r = &sqp->resp;
+    int32_t d = rdma_psn_diff(pkt->psn, r->epsn);
+
+    if (d > 0) {
+        /* A packet is missing: NAK once, until the requester goes back. */
+        if (!r->nak_sent) {
+            r->nak_sent = true;
+            rdma_soft_nak(sqp, r->epsn, RDMA_NAK_PSN_SEQ_ERR,
+                          RDMA_EVENT_NONE);
+        }
+        return false;
+    }
+    if (d < 0) {
+        /* A duplicate: done already, acknowledged again, never redone. */
+        trace_rdma_soft_drop(sqp->qp->qpn, pkt->opcode, "duplicate");
+        if (pkt->ackreq && (pkt->mask & (RDMA_PKT_SEND | RDMA_PKT_WRITE))) {
+            rdma_soft_ack(sqp, pkt->psn);
+        }
+        return false;
+    }
+    r->nak_sent = false;
+    return true;
+}
+
+void rdma_soft_resp_recv(RdmaSoftQp *sqp, const RdmaSoftPkt *pkt)
+{
+    RdmaSoftResp *r = &sqp->resp;
+
+    if (sqp->qp->type != RDMA_QPT_RC) {
+        if (pkt->qkey != sqp->qp->attr.qkey) {
+            trace_rdma_soft_ud_drop(pkt->src_qpn, sqp->qp->qpn, "Q_Key");
+            return;
+        }
+        rdma_soft_resp_recv_data(sqp, pkt, false);
+        return;
+    }
+    if (!rdma_soft_resp_psn_ok(sqp, pkt)) {
+        return;
+    }
+    if (!rdma_soft_resp_in_sequence(r, pkt)) {
+        rdma_soft_nak(sqp, pkt->psn, RDMA_NAK_INV_REQ, RDMA_EVENT_QP_REQ_ERR);
+        return;
+    }
+    if (pkt->mask & RDMA_PKT_SEND) {
+        rdma_soft_resp_recv_data(sqp, pkt, false);
+    } else if (pkt->mask & RDMA_PKT_WRITE) {
+        rdma_soft_resp_write(sqp, pkt);
+    } else if (pkt->mask & RDMA_PKT_READ) {
+        rdma_soft_resp_read(sqp, pkt);
+    } else {
+        rdma_soft_resp_atomic(sqp, pkt);
+    }
+}
+
+/*
+ * @sqp's QP stops receiving: with @complete (ERR) the receive WQE a
+ * message in progress took completes flushed, else (RESET, destroy) it
+ * is dropped, as is a READ being answered.
+ */
+void rdma_soft_resp_flush(RdmaSoftQp *sqp, bool complete)
+{
+    RdmaSoftResp *r = &sqp->resp;
+
+    if (r->has_rwqe && complete) {
+        RdmaWc wc = { .status = RDMA_WC_WR_FLUSH_ERR,
+                      .opcode = RDMA_WC_RECV };
+
+        r->has_rwqe = false;
+        rdma_soft_complete_recv(sqp->soft->be.rm, sqp->qp, &r->rwqe, &wc,
+                                false);
+    }
+    r->has_rwqe = false;
+    r->msg = RDMA_MSG_NONE;
+    r->off = 0;
+    r->read = false;
+    r->due = false;
+}
