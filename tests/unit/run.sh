@@ -24,6 +24,7 @@ say() { printf '[unit] %s\n' "$*" >&2; }
 # directory is the first source's)
 programs=(
     "rdma-ibv-map-test hw/rdma/ibverbs/rdma_ibv_map.c"
+    "rdma-soft-opcode-test hw/rdma/soft/rdma_soft_opcode.c"
 )
 
 if ! glib=$(pkg-config --cflags --libs glib-2.0 2>/dev/null); then
@@ -38,7 +39,7 @@ for p in "${programs[@]}"; do
     first=${srcs%% *}
     # shellcheck disable=SC2086
     if ! "$cc" -std=gnu11 -O2 -g -Wall -Wextra -Wno-unused-parameter -Werror \
-            -I"$top/tests/include" -I"$top/$(dirname "$first")" \
+            -I"$top/tests/include" -I"$top/$(dirname "$first")" -I"$top" \
             -o "$out/$name" "$here/$name.c" $(printf "$top/%s " $srcs) \
             $glib 2>"$out/$name.cc.log"; then
         cat "$out/$name.cc.log" >&2
