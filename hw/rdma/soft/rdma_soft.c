@@ -89,6 +89,7 @@ static void rdma_soft_destroy_qp(RdmaBackend *be, RdmaQp *qp)
     rdma_soft_req_flush(sqp, false);
     rdma_soft_resp_flush(sqp, false);
     timer_free(sqp->req.rnr_timer);
+    g_free(sqp->spare);
     g_free(sqp);
     qp->be = NULL;
 }
@@ -139,6 +140,8 @@ static void rdma_soft_destroy(RdmaBackend *be)
 
     qemu_bh_delete(s->run_bh);
     g_free(s->mig);
+    g_free(s->mig_wqe);
+    g_free(s->mig_rwqe);
     g_free(s);
 }
 

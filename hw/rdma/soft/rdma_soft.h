@@ -103,6 +103,7 @@ typedef struct RdmaSoftQp {
     RdmaSoftReq req;
     RdmaSoftResp resp;
     bool busy;                      /* counted in RdmaSoft.nbusy */
+    RdmaSoftWqe *spare;             /* a completed WQE, for the next WR */
 } RdmaSoftQp;
 
 /*
@@ -199,6 +200,7 @@ uint64_t rdma_soft_pmtu(const RdmaQp *qp);
 void rdma_soft_req_update(RdmaSoftQp *sqp, bool kick);
 void rdma_soft_req_flush(RdmaSoftQp *sqp, bool complete);
 void rdma_soft_rnr_timer(void *opaque);
+void rdma_soft_wqe_free(RdmaSoftQp *sqp, RdmaSoftWqe *w);
 RdmaWcStatus rdma_soft_invalidate(RdmaResources *rm, RdmaQp *qp,
                                   uint32_t rkey);
 

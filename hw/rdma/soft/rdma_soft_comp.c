@@ -51,7 +51,7 @@ void rdma_soft_complete_wqe(RdmaSoftQp *sqp, RdmaSoftWqe *w, RdmaWcStatus st)
     if (QTAILQ_EMPTY(&sqp->req.wqes)) {
         sqp->req.rnr_attempts = 0;
     }
-    g_free(w);
+    rdma_soft_wqe_free(sqp, w);
     if (report) {
         trace_rdma_soft_send_done(qp->qpn, wc.wr_id, st);
         rm->fe->complete(rm->fe_opaque, qp, qp->send_cq_handle, &wc, false);

@@ -380,11 +380,25 @@ void rdma_soft_req_run(RdmaSoftQp *sqp)
     req->running = false;
 }
 
+/*
+ * Keep one WQE for the QP's next WR: a WR each way per round trip, a
+ * ping-pong allocates nothing.
+ */
+void rdma_soft_wqe_free(RdmaSoftQp *sqp, RdmaSoftWqe *w)
+{
+    if (sqp->spare) {
+        g_free(w);
+    } else {
+        sqp->spare = w;
+    }
+}
+
 void rdma_soft_post_send(RdmaBackend *be, RdmaQp *qp, const RdmaSendWr *wr)
 {
     RdmaSoftQp *sqp = qp->be;
-    RdmaSoftWqe *w = g_malloc(sizeof(*w));
+    RdmaSoftWqe *w = sqp->spare ? sqp->spare : g_malloc(sizeof(*w));
 
+    sqp->spare = NULL;
     trace_rdma_soft_post_send(qp->qpn, wr->wr_id, wr->opcode, wr->num_sge);
     /* The WR and the SGEs it uses: the front-end's copy is on its stack. */
     memcpy(&w->wr, wr, offsetof(RdmaSendWr, sge) +
@@ -417,7 +431,7 @@ void rdma_soft_req_flush(RdmaSoftQp *sqp, bool complete)
         } else {
             QTAILQ_REMOVE(&req->wqes, w, next);
             req->nwqe--;
-            g_free(w);
+            rdma_soft_wqe_free(sqp, w);
         }
     }
     rdma_soft_req_update(sqp, false);

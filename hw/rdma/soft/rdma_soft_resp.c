@@ -253,9 +253,11 @@ static void rdma_soft_resp_write(RdmaSoftQp *sqp, const RdmaSoftPkt *pkt)
      * packet a second placement of the same data, as on a real link.
      */
     if (pkt->paylen &&
-        (!rdma_soft_remote_seg(rm, sqp->qp, r->va + r->off, r->rkey,
-                               pkt->paylen, RDMA_ACCESS_REMOTE_WRITE,
-                               &remote) ||
+        /* A first packet's range was resolved above: all of a 1-packet one */
+        ((!(pkt->mask & RDMA_PKT_FIRST) &&
+          !rdma_soft_remote_seg(rm, sqp->qp, r->va + r->off, r->rkey,
+                                pkt->paylen, RDMA_ACCESS_REMOTE_WRITE,
+                                &remote)) ||
          !rdma_soft_place(sqp, pkt, &remote, 0))) {
         rdma_soft_nak(sqp, pkt->psn, RDMA_NAK_REM_ACCESS,
                       RDMA_EVENT_QP_ACCESS_ERR);
