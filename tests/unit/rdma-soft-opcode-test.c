@@ -25,8 +25,10 @@ typedef struct OpFact {
                RDMA_PKT_WRITE | RDMA_PKT_READ | RDMA_PKT_ATOMIC | \
                RDMA_PKT_FIRST | RDMA_PKT_LAST | RDMA_PKT_RECV)
 
-/* BTH 12, RETH 16, AETH 4, AtomicETH 28, AtomicAckETH 8, ImmDt 4, IETH 4,
- * DETH 8. */
+/*
+ * BTH 12, RETH 16, AETH 4, AtomicETH 28, AtomicAckETH 8, ImmDt 4, IETH 4,
+ * DETH 8.
+ */
 static const OpFact facts[] = {
     { 0x00, 12, REQ | RDMA_PKT_SEND | RDMA_PKT_RECV | F },
     { 0x01, 12, REQ | RDMA_PKT_SEND | RDMA_PKT_RECV },
@@ -66,8 +68,7 @@ static void test_known_opcodes(void)
         g_assert_cmpuint(rdma_soft_hdr_len(facts[i].opcode), ==,
                          facts[i].hdr_len);
         g_assert_cmphex(info->mask & KINDS, ==, facts[i].kind);
-        /* Data-carrying packets are exactly the SENDs, WRITEs and READ
-         * responses. */
+        /* Data comes with SENDs, WRITEs and READ responses only. */
         g_assert_cmpint(!!(info->mask & RDMA_PKT_PAYLOAD), ==,
                         !!(info->mask & (RDMA_PKT_SEND | RDMA_PKT_WRITE)) ||
                         (info->mask & (RDMA_PKT_RESP | RDMA_PKT_READ)) ==
