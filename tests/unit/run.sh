@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-or-later
 #
-# Unit lane: modules of hw/rdma that need only glib and libc, compiled
+# Unit lane: modules of hw/rdma that need only glib, libc and zlib, compiled
 # outside QEMU's build (tests/include/qemu/osdep.h stands in for QEMU's)
 # together with their GLib test programs.  Prints each program's TAP and
 # a last line "unit: N passed, N failed" (a test that a crashing program
 # never reached counts as failed).
 #
 # Usage: run.sh [OUT-DIR]   (default build/unit)
-# Environment: CC (cc).
+# Environment: CC (cc); RDMA_UNIT_VECTORS, the directory of the pcap
+# captures rdma-soft-wire-test replays (default tests/unit/vectors).
 # Exit status: 0 when every test passed, 1 otherwise.
 set -uo pipefail
 
@@ -25,6 +26,7 @@ say() { printf '[unit] %s\n' "$*" >&2; }
 programs=(
     "rdma-ibv-map-test hw/rdma/ibverbs/rdma_ibv_map.c"
     "rdma-soft-opcode-test hw/rdma/soft/rdma_soft_opcode.c"
+    "rdma-soft-wire-test hw/rdma/soft/rdma_soft_wire.c hw/rdma/soft/rdma_soft_opcode.c"
 )
 
 if ! glib=$(pkg-config --cflags --libs glib-2.0 2>/dev/null); then
@@ -41,7 +43,7 @@ for p in "${programs[@]}"; do
     if ! "$cc" -std=gnu11 -O2 -g -Wall -Wextra -Wno-unused-parameter -Werror \
             -I"$top/tests/include" -I"$top/$(dirname "$first")" -I"$top" \
             -o "$out/$name" "$here/$name.c" $(printf "$top/%s " $srcs) \
-            $glib 2>"$out/$name.cc.log"; then
+            $glib -lz 2>"$out/$name.cc.log"; then
         cat "$out/$name.cc.log" >&2
         say "error: $name does not compile"
         echo "not ok - $name: does not compile"
