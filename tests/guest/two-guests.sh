@@ -1,0 +1,301 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+#
+# Two guests, each its own QEMU process, on one Ethernet link: RDMA between
+# VMs.  Guest A (10.0.3.1, the clients) and guest B (10.0.3.2, the servers)
+# boot the lane-2 guest (build-guest.sh, run-guest.sh), each with
+#   -device vmxnet3,addr=10.0,multifunction=on,netdev=n0,mac=<its own>
+#   -device pvrdma,addr=10.1
+# and their netdevs n0 joined by -netdev dgram over 127.0.0.1 (each sends
+# to the other's port).  Each side runs its programs on rxe (Linux
+# Soft-RoCE: the guest adds rxe0 on its vmxnet3 interface and unloads
+# vmw_pvrdma) or on pvrdma (the device's own engine).  The guests run the
+# data-path scenarios of tests/guest/init (scenario two): the same command
+# lines and success criteria as lane 2's one-device tests, the server in B
+# and the client in A, once over the RoCE v2 GIDs of the IPv4 addresses and
+# once over those of the IPv6 link-local addresses.  Out-of-band exchange
+# over TCP to 10.0.3.2, RDMA-CM (rping) on the address of the GID family.
+#
+# Usage: two-guests.sh [options]
+#   --server-dev rxe|pvrdma   device of guest B, the servers (default rxe)
+#   --client-dev rxe|pvrdma   device of guest A, the clients (default rxe)
+#   --programs LIST   comma-separated (default: ibv_rc_pingpong,
+#                     ibv_ud_pingpong,ib_write_bw,ib_read_bw,ib_atomic_bw,
+#                     ib_send_bw,ib_send_lat,ib_write_lat,rping); also the
+#                     other lane-2 scenarios: srq_pingpong, ib_send_bw_ud,
+#                     ib_send_lat_ud, ib_read_lat
+#   --gids LIST       GID families: ipv4 (the IPv4-mapped GID), ipv6 (the
+#                     link-local GID); default ipv4,ipv6
+#   --iters N         iterations (-n; rping -C stays 10; default 100)
+#   --size BYTES      message size (-s, rping -S) for the programs that take
+#                     one (not ib_atomic_bw); default: lane 2's
+#   --args 'ARGS'     more arguments for every program on both sides (no
+#                     commas; not -s or -n: use --size, --iters)
+#   --timeout SEC     deadline of each side of each pair (default 60)
+#   --log-dir DIR     logs (default build/two-guests): a.log, b.log (the
+#                     consoles), joined-<gids>.log (both sides of each pair,
+#                     as check.sh judges them), *.err
+#   --pcap FILE       capture guest A's netdev (both directions) to FILE:
+#                     -object filter-dump,id=d0,netdev=n0,file=FILE
+#   --no-build        do not run build-guest.sh first
+#
+# Environment: QEMU (default build/qemu/qemu-system-x86_64), GUEST_DIR
+# (default build/guest).
+#
+# Prints one TAP line per guest (booted, device up, link to the other,
+# kernel clean, powered off) and per program and GID family ("ok N
+# rc-pingpong ipv4: client A rxe -> server B rxe"), the evidence of a
+# failure on "  # " lines, and last "two-guests: N passed, N failed".
+# Exits 0 only if everything passed.
+set -uo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+top=$(cd "$here/../.." && pwd)
+# shellcheck source=../tap.sh
+. "$top/tests/tap.sh"
+
+die() { printf 'two-guests: error: %s\n' "$*" >&2; exit 2; }
+note() { printf '# %s\n' "$*"; }
+
+server_dev=rxe
+client_dev=rxe
+programs=ibv_rc_pingpong,ibv_ud_pingpong,ib_write_bw,ib_read_bw,ib_atomic_bw,ib_send_bw,ib_send_lat,ib_write_lat,rping
+gids=ipv4,ipv6
+iters=100
+size=
+args=
+dp_timeout=60
+logdir=$top/build/two-guests
+pcap=
+build=1
+while [ $# -gt 0 ]; do
+    case $1 in
+        --server-dev) server_dev=$2; shift 2 ;;
+        --client-dev) client_dev=$2; shift 2 ;;
+        --programs) programs=$2; shift 2 ;;
+        --gids) gids=$2; shift 2 ;;
+        --iters) iters=$2; shift 2 ;;
+        --size) size=$2; shift 2 ;;
+        --args) args=$2; shift 2 ;;
+        --timeout) dp_timeout=$2; shift 2 ;;
+        --log-dir) logdir=$2; shift 2 ;;
+        --pcap) pcap=$2; shift 2 ;;
+        --no-build) build=0; shift ;;
+        -h|--help) sed -n '/^# Usage/,/^set -uo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
+        *) die "unknown option $1 (see --help)" ;;
+    esac
+done
+for d in "$server_dev" "$client_dev"; do
+    case $d in rxe|pvrdma) ;; *) die "a device is rxe or pvrdma, not '$d'" ;; esac
+done
+for v in "$iters" "$dp_timeout" ${size:+"$size"}; do
+    case $v in ''|*[!0-9]*) die "--iters, --size and --timeout want numbers, got '$v'" ;; esac
+done
+case $args in *,*|*\"*|*\'*) die "--args must not hold commas or quotes (they go on the guests' kernel command line)" ;; esac
+for f in $(echo "$gids" | tr ',' ' '); do
+    case $f in ipv4|ipv6) ;; *) die "--gids: ipv4 or ipv6, not '$f'" ;; esac
+done
+
+# The programs as init's scenario names (its t_<name>), which are also the
+# console sections, and check.sh's test names (_ -> -).
+known=" rc_pingpong ud_pingpong srq_pingpong ib_send_bw ib_send_bw_ud ib_write_bw ib_read_bw ib_atomic_bw ib_send_lat ib_send_lat_ud ib_write_lat ib_read_lat rping "
+scens=()
+for p in $(echo "$programs" | tr ',' ' '); do
+    s=${p#ibv_}
+    case $known in *" $s "*) scens+=("$s") ;; *) die "unknown program '$p' (see --help)" ;; esac
+done
+[ ${#scens[@]} -gt 0 ] || die "--programs is empty"
+scen_list=$(IFS=,; echo "${scens[*]}")
+
+qemu=${QEMU:-$top/build/qemu/qemu-system-x86_64}
+[ -x "$qemu" ] || die "no QEMU binary at $qemu (build QEMU first, or set QEMU=)"
+export QEMU=$qemu
+mkdir -p "$logdir" || die "cannot create $logdir"
+logdir=$(cd "$logdir" && pwd)
+if [ -n "$pcap" ]; then
+    case $pcap in /*) ;; *) pcap=$PWD/$pcap ;; esac
+    case $pcap in *,*) die "--pcap: no commas in the file name (QEMU's option syntax)" ;; esac
+    mkdir -p "$(dirname "$pcap")" && rm -f "$pcap" || die "cannot write $pcap"
+fi
+
+if [ $build = 1 ]; then
+    "$here/build-guest.sh" >"$logdir/build-guest.out" 2>&1 ||
+        { tail -n 20 "$logdir/build-guest.out" >&2; die "build-guest.sh failed (log: $logdir/build-guest.out)"; }
+fi
+
+# free_udp_port [NOT]: a UDP port on 127.0.0.1 that nothing uses (and not NOT)
+free_udp_port() {
+    local p
+    for _ in $(seq 100); do
+        p=$((20000 + RANDOM % 40000))
+        [ "$p" != "${1:-}" ] || continue
+        ss -Hlun "sport = :$p" 2>/dev/null | grep -q . && continue
+        echo "$p"
+        return 0
+    done
+    return 1
+}
+# ll_of_mac MAC: the IPv6 link-local address the kernel gives that MAC (EUI-64)
+ll_of_mac() {
+    local IFS=:
+    # shellcheck disable=SC2086
+    set -- $1
+    printf 'fe80::%x:%x:%x:%x\n' $(( (0x$1 ^ 2) << 8 | 0x$2 )) $(( 0x$3 << 8 | 0xff )) \
+        $(( 0xfe << 8 | 0x$4 )) $(( 0x$5 << 8 | 0x$6 ))
+}
+
+port_a=$(free_udp_port) && port_b=$(free_udp_port "$port_a") || die "no free UDP port on 127.0.0.1"
+mac_a=52:54:00:0a:03:01 mac_b=52:54:00:0a:03:02
+ip_a=10.0.3.1 ip_b=10.0.3.2
+ll_a=$(ll_of_mac $mac_a) ll_b=$(ll_of_mac $mac_b)
+npairs=$(( ${#scens[@]} * $(echo "$gids" | tr ',' '\n' | grep -c .) ))
+# Worst case per pair: the client waits for the server's word (its
+# deadline + 60 s) and then runs into its own deadline.
+guest_timeout=$((300 + npairs * (2 * dp_timeout + 70)))
+
+# boot LETTER ROLE DEV IP MAC LPORT RPORT PEER PEER6 [QEMU ARGS...]: start
+# run-guest.sh in the background, in its own session (so that it and its
+# QEMU can be stopped together); sets pid_LETTER
+boot() {
+    local l=$1 role=$2 dev=$3 ip=$4 mac=$5 lport=$6 rport=$7 peer=$8 peer6=$9 sc append
+    shift 9
+    if [ "$dev" = rxe ]; then sc=rxe,two; else sc=probe,devinfo,two; fi
+    append="pvrdma.ip=$ip/24 pvrdma.peer=$peer pvrdma.peer6=$peer6 pvrdma.role=$role"
+    append+=" pvrdma.two=$scen_list pvrdma.gids=$gids pvrdma.timeout=$dp_timeout pvrdma.iters=$iters"
+    [ -z "$size" ] || append+=" pvrdma.size=$size"
+    [ -z "$args" ] || append+=" pvrdma.args=$(echo "$args" | tr -s ' ' ',' | sed 's/^,//; s/,$//')"
+    [ "$dev" = pvrdma ] || append+=" pvrdma.ibdev=rxe0"
+    rm -f "$logdir/$l.log" "$logdir/$l.log.rc"
+    GUEST_NETDEV="dgram,id=n0,local.type=inet,local.host=127.0.0.1,local.port=$lport,remote.type=inet,remote.host=127.0.0.1,remote.port=$rport" \
+    GUEST_MAC=$mac setsid "$here/run-guest.sh" --no-build --quiet --log "$logdir/$l.log" \
+        --timeout "$guest_timeout" --test "$sc" --append "$append" -- "$@" \
+        >"$logdir/$l.run.out" 2>"$logdir/$l.run.err" </dev/null &
+    eval "pid_$l=\$!"
+    note "guest $l: $role on $dev, $ip $peer6 (peer), MAC $mac, dgram 127.0.0.1:$lport -> :$rport; console $logdir/$l.log"
+}
+# stop_guests: every process of the guests' sessions (run-guest.sh, and
+# timeout with QEMU, which timeout moves to a process group of its own)
+stop_guests() {
+    local p q
+    for p in ${pid_a:-} ${pid_b:-}; do
+        for q in $(ps -o pid= -s "$p" 2>/dev/null); do kill -TERM "$q" 2>/dev/null; done
+    done
+}
+trap 'stop_guests; exit 130' INT TERM
+
+note "programs ${scen_list//,/ } over ${gids//,/ } GIDs; client A on $client_dev, server B on $server_dev; deadline $dp_timeout s"
+dump=()
+[ -z "$pcap" ] || dump=(-object "filter-dump,id=d0,netdev=n0,file=$pcap,maxlen=65536")
+start=$(date +%s)
+boot b server "$server_dev" $ip_b $mac_b "$port_b" "$port_a" $ip_a "$ll_a"
+boot a client "$client_dev" $ip_a $mac_a "$port_a" "$port_b" $ip_b "$ll_b" "${dump[@]}"
+
+# Wait for both.  Once one guest is done, the other gets one pair's worth
+# of time to finish (it may wait for a peer that is gone).
+grace=$((2 * dp_timeout + 90))
+first_done=
+while :; do
+    ra=0 rb=0
+    kill -0 "$pid_a" 2>/dev/null && ra=1
+    kill -0 "$pid_b" 2>/dev/null && rb=1
+    [ $ra = 1 ] || [ $rb = 1 ] || break
+    if [ $ra = 0 ] || [ $rb = 0 ]; then
+        [ -n "$first_done" ] || first_done=$(date +%s)
+        if [ $(( $(date +%s) - first_done )) -gt $grace ]; then
+            note "guest $([ $ra = 1 ] && echo A || echo B) still running ${grace} s after the other finished: stopped"
+            stop_guests
+        fi
+    fi
+    sleep 1
+done
+wait "$pid_a"; rc_a=$?
+wait "$pid_b"; rc_b=$?
+note "both guests done after $(( $(date +%s) - start )) s (run-guest.sh: A $rc_a, B $rc_b)"
+
+for l in a b; do
+    tr -d '\r' <"$logdir/$l.log" >"$logdir/$l.txt" 2>/dev/null || : >"$logdir/$l.txt"
+done
+# section NAME LETTER: the raw output between GUEST-BEGIN/END: NAME
+section() {
+    awk -v n="$1" '$0 == "GUEST-BEGIN: " n { on = 1; next }
+                   $0 == "GUEST-END: " n { on = 0 } on' "$logdir/$2.txt" || true
+}
+tap_out=$logdir/evidence.txt
+
+# --- the guests ---------------------------------------------------------------
+# judge_guest LETTER ROLE DEV RC
+judge_guest() {
+    local l=$1 role=$2 dev=$3 rc=$4 L why=() want bad
+    L=$(echo "$l" | tr '[:lower:]' '[:upper:]')
+    grep -q 'GUEST-BOOT:' "$logdir/$l.txt" || why+=("the guest's init never started")
+    if [ "$dev" = rxe ]; then want=rxe; else want=probe; fi
+    grep -q "^GUEST-RESULT: $want PASS" "$logdir/$l.txt" ||
+        why+=("device: $(grep -m1 "^GUEST-RESULT: $want " "$logdir/$l.txt" || echo "no GUEST-RESULT for $want")")
+    grep -q '^GUEST-RESULT: two PASS' "$logdir/$l.txt" ||
+        why+=("link: $(grep -m1 '^GUEST-RESULT: two ' "$logdir/$l.txt" || echo 'no GUEST-RESULT for two')")
+    bad=$(grep -nE 'BUG:|Oops|WARNING: CPU|Call Trace|general protection|Kernel panic|RIP: |soft lockup|hung_task|blocked for more than' "$logdir/$l.txt" | head -5)
+    [ -z "$bad" ] || why+=("kernel problems:" "$bad")
+    grep -q '^GUEST-DONE:' "$logdir/$l.txt" || why+=("no GUEST-DONE: the guest did not finish its scenarios")
+    grep -q 'reboot: Power down' "$logdir/$l.txt" || why+=("no 'reboot: Power down' from the guest kernel")
+    [ "$rc" = 0 ] || why+=("run-guest.sh exit $rc (QEMU $(cat "$logdir/$l.log.rc" 2>/dev/null || echo '?')): $(tail -n 2 "$logdir/$l.run.err" | tr '\n' ' ')")
+    if [ ${#why[@]} = 0 ]; then
+        tap_result OK "guest $L: $role on $dev: booted, device up, link to the other guest, kernel clean, powered off"
+    else
+        printf '%s\n' "${why[@]}" >"$tap_out"
+        tap_result FAIL "guest $L: $role on $dev" "$tap_out"
+    fi
+}
+judge_guest a client "$client_dev" "$rc_a"
+judge_guest b server "$server_dev" "$rc_b"
+
+# --- the pairs ----------------------------------------------------------------
+# Per GID family, one console log in init's pair() layout: for each pair
+# B's header and server side, A's header and client side, and A's end line.
+# check.sh --console judges it as lane 2 does.
+for fam in $(echo "$gids" | tr ',' ' '); do
+    joined=$logdir/joined-$fam.log
+    : >"$joined"
+    tests=()
+    for s in "${scens[@]}"; do
+        tests+=("${s//_/-}")
+        sb=$(section "$s.$fam" b)
+        sa=$(section "$s.$fam" a)
+        [ -n "$sb" ] || sb=$'server: (none)\n--- server (exit none: guest B printed no section '"$s.$fam"')'
+        [ -n "$sa" ] || sa=$'client: (none)\n--- client (exit none: guest A printed no section '"$s.$fam"')'
+        {
+            echo "GUEST-BEGIN: $s"
+            echo "$sb" | awk '/^--- / { exit } { print }'
+            echo "$sa" | awk '/^--- / { exit } { print }'
+            echo "$sb" | awk '/^--- / { on = 1 } /^--- end: / { exit } on'
+            echo "$sa" | awk '/^--- / { on = 1 } on'
+            echo "GUEST-END: $s"
+        } >>"$joined"
+    done
+    echo 0 >"$joined.rc"
+    cur='' ev=$logdir/evidence-$fam.txt judged=" "
+    flush() {
+        [ -n "$cur" ] || return 0
+        local what="${cur#* } $fam: client A $client_dev -> server B $server_dev"
+        if [ "${cur%% *}" = PASS ]; then tap_result OK "$what"; else tap_result FAIL "$what" "$ev"; fi
+        judged+="${cur#* } "
+        cur=
+    }
+    while IFS= read -r line; do
+        case $line in
+            PASS:*|FAIL:*) flush; cur="${line%%:*} ${line#*: }"; : >"$ev" ;;
+            '#   '*) echo "${line#\#   }" >>"$ev" ;;
+        esac
+    done < <("$here/check.sh" --console "$joined" --ip $ip_b --tests "$(IFS=,; echo "${tests[*]}")" 2>/dev/null)
+    flush
+    for t in "${tests[@]}"; do
+        case $judged in *" $t "*) continue ;; esac
+        echo "check.sh gave no verdict (see $joined)" >"$ev"
+        tap_result FAIL "$t $fam: client A $client_dev -> server B $server_dev" "$ev"
+    done
+done
+
+note "logs: $logdir (a.log, b.log: consoles; joined-<gids>.log: both sides of each pair)"
+[ -z "$pcap" ] || note "capture of guest A's netdev: $pcap ($(stat -c %s "$pcap" 2>/dev/null || echo 0) bytes)"
+tap_summary two-guests
+# shellcheck disable=SC2154   # pass and fail: tests/tap.sh
+[ "$fail" = 0 ] && [ "$pass" -gt 0 ]
