@@ -39,6 +39,15 @@
 typedef struct RdmaSoft RdmaSoft;
 
 /*
+ * QEMU builds with -ftrivial-auto-var-init=zero, which clears every local
+ * variable on entry.  The engine's scatter lists (1.5 KiB each), packets
+ * and loopback queue are written before they are read; clearing them was
+ * most of what the engine cost a doorbell (perf during ib_write_lat: the
+ * memsets of a few KiB of stack per packet).  Only for those.
+ */
+#define RDMA_SOFT_UNINIT    __attribute__((uninitialized))
+
+/*
  * A send WR the requester took from the front-end, until it completes.
  * Its packets carry PSNs first_psn..last_psn (a READ: those of its
  * responses); next_psn is the next one the requester sends, so going
@@ -80,8 +89,7 @@ typedef struct RdmaSoftResp {
     bool nak_sent;                  /* sequence error NAKed, not yet healed */
     uint32_t msg;                   /* RdmaSoftMsg */
     uint64_t off;                   /* bytes of the message placed */
-    bool has_rwqe;                  /* the receive WQE a SEND took */
-    RdmaRecvWr rwqe;
+    bool has_rwqe;                  /* the receive WQE a SEND took: rwqe */
     uint64_t va;                    /* RDMA WRITE: where, from its RETH */
     uint32_t rkey;
     uint32_t len;
@@ -94,16 +102,17 @@ typedef struct RdmaSoftResp {
     uint32_t read_rkey;
     uint32_t read_len;
     uint64_t read_off;              /* bytes answered */
+    RdmaRecvWr rwqe;                /* last: 1 KiB the hot path never reads */
 } RdmaSoftResp;
 
 /* Engine state of one QP. */
 typedef struct RdmaSoftQp {
     RdmaSoft *soft;
     RdmaQp *qp;
-    RdmaSoftReq req;
-    RdmaSoftResp resp;
     bool busy;                      /* counted in RdmaSoft.nbusy */
     RdmaSoftWqe *spare;             /* a completed WQE, for the next WR */
+    RdmaSoftReq req;
+    RdmaSoftResp resp;
 } RdmaSoftQp;
 
 /*
@@ -140,16 +149,25 @@ typedef struct RdmaSoftRwqeMig {
     RdmaRecvWr wr;
 } RdmaSoftRwqeMig;
 
-/* The loopback link: packets between QPs of this device, in order. */
-#define RDMA_SOFT_LOOP_LEN  16
+/*
+ * The loopback link: packets between QPs of this device, in order.  The
+ * queue lives on the stack of the call that is delivering (the vCPU or
+ * main loop thread that holds the BQL), not in RdmaSoft: a ping-pong's
+ * two vCPUs would otherwise pass its cache lines back and forth on
+ * every packet.
+ */
+#define RDMA_SOFT_LOOP_LEN  8
+
+typedef struct RdmaSoftLoop {
+    RdmaSoftPkt q[RDMA_SOFT_LOOP_LEN];
+    uint32_t head, n;
+} RdmaSoftLoop;
 
 struct RdmaSoft {
     RdmaBackend be;
     QEMUBH *run_bh;                 /* packets due, under the guard */
     uint32_t nbusy;                 /* QPs with WRs outstanding */
-    RdmaSoftPkt loop[RDMA_SOFT_LOOP_LEN];
-    uint32_t loop_head, loop_n;
-    bool running;                   /* delivering: xmit only queues */
+    RdmaSoftLoop *loop;             /* while delivering: xmit queues there */
     int32_t mig_n;                  /* records while saved or loaded */
     RdmaSoftQpMig *mig;
     int32_t mig_nwqe;
@@ -221,7 +239,6 @@ void rdma_soft_fail_wqe(RdmaSoftQp *sqp, RdmaSoftWqe *w, RdmaWcStatus st);
 
 /* rdma_soft_link.c: the transport and the engine's one loop */
 void rdma_soft_xmit(RdmaSoft *soft, const RdmaSoftPkt *pkt);
-void rdma_soft_run(RdmaSoft *soft);
 void rdma_soft_run_bh(void *opaque);
 void rdma_soft_recv_posted(RdmaBackend *be, RdmaQp *qp, RdmaSrq *srq);
 void rdma_soft_flush_qp(RdmaBackend *be, RdmaQp *qp);

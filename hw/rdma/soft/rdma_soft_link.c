@@ -2,11 +2,11 @@
  * The soft RDMA engine: the transport, and the one loop that runs it.
  *
  * rdma_soft_xmit() puts a packet on the device's link.  Today the link is
- * a loopback: packets go to QPs of this device, through a short queue in
- * the order they were sent.  rdma_soft_run() delivers them, each to the
- * responder (requests) or the completer (responses) of the QP it is
- * addressed to, after the call that sent it has returned; what a delivery
- * sends in turn joins the queue.  So the requester, responder and
+ * a loopback: packets go to QPs of this device, each to the responder
+ * (requests) or the completer (responses) of the QP it is addressed to.
+ * A packet sent while another is being delivered waits in a short queue
+ * until that delivery has returned, and the outermost xmit delivers them
+ * in the order they were sent.  So the requester, responder and
  * completer never call into each other and none is entered twice, and
  * the only thing that passes between them is a packet.
  *
@@ -21,22 +21,6 @@
 #include "qemu/error-report.h"
 #include "rdma_soft.h"
 #include "hw/rdma/trace.h"
-
-void rdma_soft_xmit(RdmaSoft *soft, const RdmaSoftPkt *pkt)
-{
-    /*
-     * Every sender runs the loop before it sends again, and a delivery
-     * answers with at most one packet: the queue never holds more than a
-     * few.  Full would be a bug; the packet is lost as on a real link.
-     */
-    if (soft->loop_n == RDMA_SOFT_LOOP_LEN) {
-        warn_report_once("rdma: soft engine loopback queue full");
-        trace_rdma_soft_drop(pkt->src_qpn, pkt->opcode, "link queue full");
-        return;
-    }
-    soft->loop[(soft->loop_head + soft->loop_n++) % RDMA_SOFT_LOOP_LEN] =
-        *pkt;
-}
 
 static bool rdma_soft_qp_receives(const RdmaQp *qp)
 {
@@ -94,20 +78,39 @@ static void rdma_soft_deliver(RdmaSoft *soft, const RdmaSoftPkt *pkt)
     }
 }
 
-void rdma_soft_run(RdmaSoft *soft)
+void rdma_soft_xmit(RdmaSoft *soft, const RdmaSoftPkt *pkt)
 {
-    if (soft->running) {
-        return;                     /* the loop below delivers it */
-    }
-    soft->running = true;
-    while (soft->loop_n) {
-        RdmaSoftPkt pkt = soft->loop[soft->loop_head];
+    RdmaSoftLoop loop RDMA_SOFT_UNINIT;
 
-        soft->loop_head = (soft->loop_head + 1) % RDMA_SOFT_LOOP_LEN;
-        soft->loop_n--;
-        rdma_soft_deliver(soft, &pkt);
+    if (soft->loop) {
+        /*
+         * Sent while a packet is being delivered: it waits its turn.  A
+         * delivery answers with at most one packet and every sender
+         * returns before the next is taken, so the queue never holds
+         * more than a few; full would be a bug, and the packet is lost
+         * as on a real link.
+         */
+        if (soft->loop->n == RDMA_SOFT_LOOP_LEN) {
+            warn_report_once("rdma: soft engine loopback queue full");
+            trace_rdma_soft_drop(pkt->src_qpn, pkt->opcode,
+                                 "link queue full");
+            return;
+        }
+        soft->loop->q[(soft->loop->head + soft->loop->n++) %
+                      RDMA_SOFT_LOOP_LEN] = *pkt;
+        return;
     }
-    soft->running = false;
+    loop.head = loop.n = 0;
+    soft->loop = &loop;
+    rdma_soft_deliver(soft, pkt);
+    while (loop.n) {
+        RdmaSoftPkt next = loop.q[loop.head];
+
+        loop.head = (loop.head + 1) % RDMA_SOFT_LOOP_LEN;
+        loop.n--;
+        rdma_soft_deliver(soft, &next);
+    }
+    soft->loop = NULL;
 }
 
 /*
@@ -173,7 +176,6 @@ static void rdma_soft_resp_go(RdmaSoftQp *sqp)
         rdma_rm_budget_charge(rm, MIN(r->read_len - r->read_off,
                                       rdma_soft_pmtu(sqp->qp)));
         rdma_soft_resp_run(sqp);
-        rdma_soft_run(sqp->soft);
     } else if (!rdma_rm_stopping(rm)) {
         qemu_bh_schedule(sqp->soft->run_bh);
     }

@@ -176,7 +176,7 @@ static bool rdma_soft_wqe_start(RdmaSoftQp *sqp, RdmaSoftWqe *w)
     RdmaResources *rm = sqp->soft->be.rm;
     RdmaQp *qp = sqp->qp;
     const RdmaSendWr *wr = &w->wr;
-    RdmaSoftSgl local;
+    RdmaSoftSgl local RDMA_SOFT_UNINIT;
     RdmaWcStatus st;
     uint64_t npkts;
 
@@ -334,7 +334,7 @@ void rdma_soft_req_run(RdmaSoftQp *sqp)
 {
     RdmaSoftReq *req = &sqp->req;
     RdmaSoftWqe *w;
-    RdmaSoftPkt pkt;
+    RdmaSoftPkt pkt RDMA_SOFT_UNINIT;
 
     if (req->running || req->rnr_wait) {
         return;
@@ -348,7 +348,7 @@ void rdma_soft_req_run(RdmaSoftQp *sqp)
         if (w->next_psn != w->first_psn &&
             w->wr.opcode != RDMA_WR_RDMA_READ) {
             /* Each step reads the local buffer anew: MRs may change. */
-            RdmaSoftSgl local;
+            RdmaSoftSgl local RDMA_SOFT_UNINIT;
             RdmaWcStatus st = rdma_soft_local_sgl(
                 sqp->soft->be.rm, sqp->qp->pd_handle, w->wr.sge,
                 w->wr.num_sge, rdma_soft_local_access(w->wr.opcode), &local);
@@ -366,7 +366,6 @@ void rdma_soft_req_run(RdmaSoftQp *sqp)
                       (w->last_psn + 1) & RDMA_PSN_MASK :
                       (w->next_psn + 1) & RDMA_PSN_MASK;
         rdma_soft_xmit(sqp->soft, &pkt);
-        rdma_soft_run(sqp->soft);
         if (sqp->qp->type != RDMA_QPT_RC && rdma_soft_wqe_at(sqp, pkt.psn)) {
             /* Unreliable: done once it is sent. */
             rdma_soft_complete_wqe(sqp, w, RDMA_WC_SUCCESS);
