@@ -339,6 +339,48 @@ static void test_rnr_stalled(void)
     dp_free(d);
 }
 
+/*
+ * An RDMA WRITE_WITH_IMM of three packets (the loopback MTU is a 1 MiB
+ * step) whose last finds no receive WQE: the first two are placed, the
+ * requester waits (RNR) to send the last again, and the responder is in
+ * the middle of the WRITE.  Both halves' state carries over (the WR with
+ * its PSNs and the one to send next; the WRITE's address, key and the
+ * bytes placed); the receive posted on the destination lets the last
+ * packet in, and every byte is there.
+ */
+static void test_write_imm_mid_message(void)
+{
+    const uint64_t len = (2 << 20) + 4093;
+    uint64_t src, dst;
+    PvrdmaSge s;
+    PvQp *a, *b;
+    Dp *d;
+
+    if (skip_ibverbs()) {
+        return;
+    }
+    d = dp_new();
+    rc_pair(d, &a, &b, ACC_ALL, 31, 7);
+    src = galloc(d->pv, len);
+    dst = galloc(d->pv, len);
+    fill(d, src, len, 0x3c);
+    s = sge(src, len, d->lkey);
+    post_send(d, a, wqe_rdma(0xa1, PVRDMA_WR_RDMA_WRITE_WITH_IMM,
+                             PVRDMA_SEND_SIGNALED, 1, dst, d->lkey), &s, 1);
+    main_loop_run(d);           /* the later steps come from a bottom half */
+    expect_no_cqe(d, d->scq);
+    expect_no_cqe(d, d->rcq);
+
+    migrate(d);
+
+    post_recv1(d, b, 0xb1, d->mem + 0x1000, 16);
+    expect_cqe(d, d->rcq, 0xb1, PVRDMA_WC_SUCCESS,
+               PVRDMA_WC_RECV_RDMA_WITH_IMM, b);
+    expect_rc_success(d, d->scq, 0xa1, PVRDMA_WC_RDMA_WRITE, len, a);
+    check_fill(d, dst, len, 0x3c, 0);
+    dp_free(d);
+}
+
 /* A CQ armed for solicited completions stays armed so. */
 static void test_cq_armed(void)
 {
@@ -973,6 +1015,8 @@ int main(int argc, char **argv)
     g_assert_nonnull(tmpdir);
     qtest_add_func("/pvrdma/migration/objects", test_objects);
     qtest_add_func("/pvrdma/migration/rnr-stalled", test_rnr_stalled);
+    qtest_add_func("/pvrdma/migration/write-imm-mid-message",
+                   test_write_imm_mid_message);
     qtest_add_func("/pvrdma/migration/cq-armed", test_cq_armed);
     qtest_add_func("/pvrdma/migration/flush", test_flush);
     qtest_add_func("/pvrdma/migration/after-qp-reset", test_after_qp_reset);
