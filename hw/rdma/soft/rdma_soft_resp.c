@@ -86,6 +86,23 @@ static void rdma_soft_rnr_nak(RdmaSoftQp *sqp, uint32_t psn)
     rdma_soft_xmit(sqp->soft, &nak);
 }
 
+/*
+ * Is [@va, +@len) under @rkey granted to the peer with @access?  If not,
+ * the request at @pkt's PSN is NAKed (remote access error).
+ */
+static bool rdma_soft_resp_granted(RdmaSoftQp *sqp, const RdmaSoftPkt *pkt,
+                                   uint64_t va, uint32_t rkey, uint64_t len,
+                                   uint32_t access, RdmaSoftSgl *remote)
+{
+    if (rdma_soft_remote_seg(sqp->soft->be.rm, sqp->qp, va, rkey, len,
+                             access, remote)) {
+        return true;
+    }
+    rdma_soft_nak(sqp, pkt->psn, RDMA_NAK_REM_ACCESS,
+                  RDMA_EVENT_QP_ACCESS_ERR);
+    return false;
+}
+
 /* The request executed: the next PSN is expected, an ACK if asked. */
 static void rdma_soft_resp_done(RdmaSoftQp *sqp, const RdmaSoftPkt *pkt,
                                 uint32_t npsn)
@@ -224,7 +241,6 @@ static void rdma_soft_resp_recv_data(RdmaSoftQp *sqp, const RdmaSoftPkt *pkt,
 /* A packet of an RDMA WRITE. */
 static void rdma_soft_resp_write(RdmaSoftQp *sqp, const RdmaSoftPkt *pkt)
 {
-    RdmaResources *rm = sqp->soft->be.rm;
     RdmaSoftResp *r = &sqp->resp;
     RdmaSoftSgl remote RDMA_SOFT_UNINIT;
 
@@ -235,10 +251,8 @@ static void rdma_soft_resp_write(RdmaSoftQp *sqp, const RdmaSoftPkt *pkt)
         r->off = 0;
         /* A zero-length write checks no key (IB 9.4.1.1). */
         if (r->len &&
-            !rdma_soft_remote_seg(rm, sqp->qp, r->va, r->rkey, r->len,
-                                  RDMA_ACCESS_REMOTE_WRITE, &remote)) {
-            rdma_soft_nak(sqp, pkt->psn, RDMA_NAK_REM_ACCESS,
-                          RDMA_EVENT_QP_ACCESS_ERR);
+            !rdma_soft_resp_granted(sqp, pkt, r->va, r->rkey, r->len,
+                                    RDMA_ACCESS_REMOTE_WRITE, &remote)) {
             return;
         }
     }
@@ -252,16 +266,19 @@ static void rdma_soft_resp_write(RdmaSoftQp *sqp, const RdmaSoftPkt *pkt)
      * only for data that is in place.  An RNR NAK then costs the last
      * packet a second placement of the same data, as on a real link.
      */
-    if (pkt->paylen &&
+    if (pkt->paylen) {
         /* A first packet's range was resolved above: all of a 1-packet one */
-        ((!(pkt->mask & RDMA_PKT_FIRST) &&
-          !rdma_soft_remote_seg(rm, sqp->qp, r->va + r->off, r->rkey,
-                                pkt->paylen, RDMA_ACCESS_REMOTE_WRITE,
-                                &remote)) ||
-         !rdma_soft_place(sqp, pkt, &remote, 0))) {
-        rdma_soft_nak(sqp, pkt->psn, RDMA_NAK_REM_ACCESS,
-                      RDMA_EVENT_QP_ACCESS_ERR);
-        return;
+        if (!(pkt->mask & RDMA_PKT_FIRST) &&
+            !rdma_soft_resp_granted(sqp, pkt, r->va + r->off, r->rkey,
+                                    pkt->paylen, RDMA_ACCESS_REMOTE_WRITE,
+                                    &remote)) {
+            return;
+        }
+        if (!rdma_soft_place(sqp, pkt, &remote, 0)) {
+            rdma_soft_nak(sqp, pkt->psn, RDMA_NAK_REM_ACCESS,
+                          RDMA_EVENT_QP_ACCESS_ERR);
+            return;
+        }
     }
     if (!(pkt->mask & RDMA_PKT_LAST)) {
         r->off += pkt->paylen;
@@ -326,17 +343,14 @@ void rdma_soft_resp_run(RdmaSoftQp *sqp)
 /* An RDMA READ request: check it, then answer from a responder resource. */
 static void rdma_soft_resp_read(RdmaSoftQp *sqp, const RdmaSoftPkt *pkt)
 {
-    RdmaResources *rm = sqp->soft->be.rm;
     RdmaSoftResp *r = &sqp->resp;
     uint64_t npsn = MAX(DIV_ROUND_UP((uint64_t)pkt->dma_len,
                                      rdma_soft_pmtu(sqp->qp)), 1);
     RdmaSoftSgl remote RDMA_SOFT_UNINIT;
 
     if (pkt->dma_len &&
-        !rdma_soft_remote_seg(rm, sqp->qp, pkt->va, pkt->rkey, pkt->dma_len,
-                              RDMA_ACCESS_REMOTE_READ, &remote)) {
-        rdma_soft_nak(sqp, pkt->psn, RDMA_NAK_REM_ACCESS,
-                      RDMA_EVENT_QP_ACCESS_ERR);
+        !rdma_soft_resp_granted(sqp, pkt, pkt->va, pkt->rkey, pkt->dma_len,
+                                RDMA_ACCESS_REMOTE_READ, &remote)) {
         return;
     }
     r->read = true;
@@ -362,9 +376,11 @@ static void rdma_soft_resp_atomic(RdmaSoftQp *sqp, const RdmaSoftPkt *pkt)
         rdma_soft_nak(sqp, pkt->psn, RDMA_NAK_INV_REQ, RDMA_EVENT_QP_REQ_ERR);
         return;
     }
-    if (!rdma_soft_remote_seg(rm, sqp->qp, pkt->va, pkt->rkey, 8,
-                              RDMA_ACCESS_REMOTE_ATOMIC, &remote) ||
-        !rdma_soft_atomic(rm->pdev, &remote,
+    if (!rdma_soft_resp_granted(sqp, pkt, pkt->va, pkt->rkey, 8,
+                                RDMA_ACCESS_REMOTE_ATOMIC, &remote)) {
+        return;
+    }
+    if (!rdma_soft_atomic(rm->pdev, &remote,
                           cas ? RDMA_WR_ATOMIC_CMP_AND_SWP :
                                 RDMA_WR_ATOMIC_FETCH_AND_ADD,
                           cas ? pkt->compare : pkt->swap_add,
