@@ -151,14 +151,15 @@ typedef struct RdmaSoftRwqeMig {
 
 /*
  * The loopback link: packets between QPs of this device, in order.  The
- * queue lives on the stack of the call that is delivering (the vCPU or
- * main loop thread that holds the BQL), not in RdmaSoft: a ping-pong's
- * two vCPUs would otherwise pass its cache lines back and forth on
- * every packet.
+ * queue lives on the stack of the call that is delivering, and the
+ * pointer to it in that thread (a vCPU's or the main loop's, holding the
+ * BQL), not in RdmaSoft: a ping-pong's two vCPUs would otherwise pass the
+ * device's cache lines back and forth on every packet.
  */
 #define RDMA_SOFT_LOOP_LEN  8
 
 typedef struct RdmaSoftLoop {
+    RdmaSoft *soft;
     RdmaSoftPkt q[RDMA_SOFT_LOOP_LEN];
     uint32_t head, n;
 } RdmaSoftLoop;
@@ -167,7 +168,6 @@ struct RdmaSoft {
     RdmaBackend be;
     QEMUBH *run_bh;                 /* packets due, under the guard */
     uint32_t nbusy;                 /* QPs with WRs outstanding */
-    RdmaSoftLoop *loop;             /* while delivering: xmit queues there */
     int32_t mig_n;                  /* records while saved or loaded */
     RdmaSoftQpMig *mig;
     int32_t mig_nwqe;
@@ -239,6 +239,7 @@ void rdma_soft_fail_wqe(RdmaSoftQp *sqp, RdmaSoftWqe *w, RdmaWcStatus st);
 
 /* rdma_soft_link.c: the transport and the engine's one loop */
 void rdma_soft_xmit(RdmaSoft *soft, const RdmaSoftPkt *pkt);
+bool rdma_soft_delivering(RdmaSoft *soft);
 void rdma_soft_run_bh(void *opaque);
 void rdma_soft_recv_posted(RdmaBackend *be, RdmaQp *qp, RdmaSrq *srq);
 void rdma_soft_flush_qp(RdmaBackend *be, RdmaQp *qp);

@@ -78,11 +78,15 @@ static void rdma_soft_deliver(RdmaSoft *soft, const RdmaSoftPkt *pkt)
     }
 }
 
+/* The queue of the delivery this thread is in (see RdmaSoftLoop). */
+static __thread RdmaSoftLoop *rdma_soft_loop;
+
 void rdma_soft_xmit(RdmaSoft *soft, const RdmaSoftPkt *pkt)
 {
+    RdmaSoftLoop *busy = rdma_soft_loop;
     RdmaSoftLoop loop RDMA_SOFT_UNINIT;
 
-    if (soft->loop) {
+    if (busy && busy->soft == soft) {
         /*
          * Sent while a packet is being delivered: it waits its turn.  A
          * delivery answers with at most one packet and every sender
@@ -90,18 +94,18 @@ void rdma_soft_xmit(RdmaSoft *soft, const RdmaSoftPkt *pkt)
          * more than a few; full would be a bug, and the packet is lost
          * as on a real link.
          */
-        if (soft->loop->n == RDMA_SOFT_LOOP_LEN) {
+        if (busy->n == RDMA_SOFT_LOOP_LEN) {
             warn_report_once("rdma: soft engine loopback queue full");
             trace_rdma_soft_drop(pkt->src_qpn, pkt->opcode,
                                  "link queue full");
             return;
         }
-        soft->loop->q[(soft->loop->head + soft->loop->n++) %
-                      RDMA_SOFT_LOOP_LEN] = *pkt;
+        busy->q[(busy->head + busy->n++) % RDMA_SOFT_LOOP_LEN] = *pkt;
         return;
     }
+    loop.soft = soft;
     loop.head = loop.n = 0;
-    soft->loop = &loop;
+    rdma_soft_loop = &loop;
     rdma_soft_deliver(soft, pkt);
     while (loop.n) {
         RdmaSoftPkt next = loop.q[loop.head];
@@ -110,7 +114,13 @@ void rdma_soft_xmit(RdmaSoft *soft, const RdmaSoftPkt *pkt)
         loop.n--;
         rdma_soft_deliver(soft, &next);
     }
-    soft->loop = NULL;
+    rdma_soft_loop = busy;
+}
+
+/* Is a packet of @soft on its way (nothing may be saved then)? */
+bool rdma_soft_delivering(RdmaSoft *soft)
+{
+    return rdma_soft_loop && rdma_soft_loop->soft == soft;
 }
 
 /*

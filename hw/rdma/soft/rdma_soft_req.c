@@ -164,7 +164,10 @@ void rdma_soft_req_update(RdmaSoftQp *sqp, bool kick)
         sqp->busy = busy;
         sqp->soft->nbusy += busy ? 1 : -1;
     }
-    qp->sq_stalled = busy;
+    if (was_stalled != busy) {
+        /* Written only when it changes: the peer's vCPU reads this QP. */
+        qp->sq_stalled = busy;
+    }
     if (kick && was_stalled && !busy && qp->attr.qp_state == RDMA_QPS_RTS) {
         rm->fe->kick_send(rm->fe_opaque, qp);
     }

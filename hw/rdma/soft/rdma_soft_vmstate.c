@@ -203,7 +203,7 @@ static int rdma_soft_pre_save(void *opaque)
     uint32_t nwqe = 0, nrwqe = 0;
 
     /* Between entry points nothing is on the loopback link. */
-    assert(!soft->loop);
+    assert(!rdma_soft_delivering(soft));
     for (uint32_t h = 0; h < t->size; h++) {
         RdmaQp *qp = t->slots[h];
         RdmaSoftQp *sqp = qp ? qp->be : NULL;
