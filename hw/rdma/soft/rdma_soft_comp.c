@@ -110,8 +110,8 @@ static RdmaWcStatus rdma_soft_comp_read_data(RdmaSoftQp *sqp, RdmaSoftWqe *w,
     RdmaResources *rm = sqp->soft->be.rm;
     uint64_t off = (uint64_t)((pkt->psn - w->first_psn) & RDMA_PSN_MASK) *
                    rdma_soft_pmtu(sqp->qp);
-    RdmaSoftSgl local RDMA_SOFT_UNINIT;
-    RdmaSoftSgl src RDMA_SOFT_UNINIT;
+    RDMA_SOFT_UNINIT RdmaSoftSgl local;
+    RDMA_SOFT_UNINIT RdmaSoftSgl src;
     uint64_t src_off;
     RdmaWcStatus st;
 
@@ -167,7 +167,7 @@ static void rdma_soft_comp_response(RdmaSoftQp *sqp, RdmaSoftWqe *w,
         return;
     }
     if (pkt->mask & RDMA_PKT_ATOMIC) {
-        RdmaSoftSgl local RDMA_SOFT_UNINIT;
+        RDMA_SOFT_UNINIT RdmaSoftSgl local;
 
         if (w->wr.opcode != RDMA_WR_ATOMIC_CMP_AND_SWP &&
             w->wr.opcode != RDMA_WR_ATOMIC_FETCH_AND_ADD) {

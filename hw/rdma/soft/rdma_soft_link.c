@@ -84,7 +84,7 @@ static __thread RdmaSoftLoop *rdma_soft_loop;
 void rdma_soft_xmit(RdmaSoft *soft, const RdmaSoftPkt *pkt)
 {
     RdmaSoftLoop *busy = rdma_soft_loop;
-    RdmaSoftLoop loop RDMA_SOFT_UNINIT;
+    RDMA_SOFT_UNINIT RdmaSoftLoop loop;
 
     if (busy && busy->soft == soft) {
         /*

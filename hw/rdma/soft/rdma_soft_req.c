@@ -179,7 +179,7 @@ static bool rdma_soft_wqe_start(RdmaSoftQp *sqp, RdmaSoftWqe *w)
     RdmaResources *rm = sqp->soft->be.rm;
     RdmaQp *qp = sqp->qp;
     const RdmaSendWr *wr = &w->wr;
-    RdmaSoftSgl local RDMA_SOFT_UNINIT;
+    RDMA_SOFT_UNINIT RdmaSoftSgl local;
     RdmaWcStatus st;
     uint64_t npkts;
 
@@ -337,7 +337,7 @@ void rdma_soft_req_run(RdmaSoftQp *sqp)
 {
     RdmaSoftReq *req = &sqp->req;
     RdmaSoftWqe *w;
-    RdmaSoftPkt pkt RDMA_SOFT_UNINIT;
+    RDMA_SOFT_UNINIT RdmaSoftPkt pkt;
 
     if (req->running || req->rnr_wait) {
         return;
@@ -351,7 +351,7 @@ void rdma_soft_req_run(RdmaSoftQp *sqp)
         if (w->next_psn != w->first_psn &&
             w->wr.opcode != RDMA_WR_RDMA_READ) {
             /* Each step reads the local buffer anew: MRs may change. */
-            RdmaSoftSgl local RDMA_SOFT_UNINIT;
+            RDMA_SOFT_UNINIT RdmaSoftSgl local;
             RdmaWcStatus st = rdma_soft_local_sgl(
                 sqp->soft->be.rm, sqp->qp->pd_handle, w->wr.sge,
                 w->wr.num_sge, rdma_soft_local_access(w->wr.opcode), &local);

@@ -52,7 +52,7 @@ static void rdma_soft_resp_pkt(RdmaSoftQp *sqp, RdmaSoftPkt *out,
 
 static void rdma_soft_ack(RdmaSoftQp *sqp, uint32_t psn)
 {
-    RdmaSoftPkt ack RDMA_SOFT_UNINIT;
+    RDMA_SOFT_UNINIT RdmaSoftPkt ack;
 
     rdma_soft_resp_pkt(sqp, &ack, RDMA_OPC_ACKNOWLEDGE,
                        RDMA_AETH_ACK | RDMA_AETH_CREDITS_INVALID, psn);
@@ -66,7 +66,7 @@ static void rdma_soft_ack(RdmaSoftQp *sqp, uint32_t psn)
 static void rdma_soft_nak(RdmaSoftQp *sqp, uint32_t psn, uint8_t code,
                           RdmaEvent ev)
 {
-    RdmaSoftPkt nak RDMA_SOFT_UNINIT;
+    RDMA_SOFT_UNINIT RdmaSoftPkt nak;
 
     rdma_soft_resp_pkt(sqp, &nak, RDMA_OPC_ACKNOWLEDGE,
                        RDMA_AETH_NAK | code, psn);
@@ -78,7 +78,7 @@ static void rdma_soft_nak(RdmaSoftQp *sqp, uint32_t psn, uint8_t code,
 
 static void rdma_soft_rnr_nak(RdmaSoftQp *sqp, uint32_t psn)
 {
-    RdmaSoftPkt nak RDMA_SOFT_UNINIT;
+    RDMA_SOFT_UNINIT RdmaSoftPkt nak;
 
     rdma_soft_resp_pkt(sqp, &nak, RDMA_OPC_ACKNOWLEDGE,
                        RDMA_AETH_RNR_NAK | (sqp->qp->attr.min_rnr_timer & 31),
@@ -122,7 +122,7 @@ static void rdma_soft_resp_done(RdmaSoftQp *sqp, const RdmaSoftPkt *pkt,
 static bool rdma_soft_place(RdmaSoftQp *sqp, const RdmaSoftPkt *pkt,
                             RdmaSoftSgl *dst, uint64_t off)
 {
-    RdmaSoftSgl src RDMA_SOFT_UNINIT;
+    RDMA_SOFT_UNINIT RdmaSoftSgl src;
     uint64_t src_off;
 
     return rdma_soft_payload_sgl(sqp->soft, pkt, &src, &src_off) &&
@@ -170,7 +170,7 @@ static void rdma_soft_resp_recv_data(RdmaSoftQp *sqp, const RdmaSoftPkt *pkt,
     uint64_t placed = write_imm ? 0 : r->off;
     uint64_t paylen = write_imm ? 0 : pkt->paylen;
     RdmaWc wc = { .src_qp = pkt->src_qpn };
-    RdmaSoftSgl rsgl RDMA_SOFT_UNINIT;
+    RDMA_SOFT_UNINIT RdmaSoftSgl rsgl;
     int ret;
 
     ret = rdma_soft_take_rwqe(sqp);
@@ -242,7 +242,7 @@ static void rdma_soft_resp_recv_data(RdmaSoftQp *sqp, const RdmaSoftPkt *pkt,
 static void rdma_soft_resp_write(RdmaSoftQp *sqp, const RdmaSoftPkt *pkt)
 {
     RdmaSoftResp *r = &sqp->resp;
-    RdmaSoftSgl remote RDMA_SOFT_UNINIT;
+    RDMA_SOFT_UNINIT RdmaSoftSgl remote;
 
     if (pkt->mask & RDMA_PKT_FIRST) {
         r->va = pkt->va;
@@ -306,7 +306,7 @@ void rdma_soft_resp_run(RdmaSoftQp *sqp)
     uint64_t pmtu = rdma_soft_pmtu(sqp->qp);
     uint32_t n;
     bool first, last;
-    RdmaSoftPkt pkt RDMA_SOFT_UNINIT;
+    RDMA_SOFT_UNINIT RdmaSoftPkt pkt;
 
     r->due = false;
     if (!r->read) {
@@ -346,7 +346,7 @@ static void rdma_soft_resp_read(RdmaSoftQp *sqp, const RdmaSoftPkt *pkt)
     RdmaSoftResp *r = &sqp->resp;
     uint64_t npsn = MAX(DIV_ROUND_UP((uint64_t)pkt->dma_len,
                                      rdma_soft_pmtu(sqp->qp)), 1);
-    RdmaSoftSgl remote RDMA_SOFT_UNINIT;
+    RDMA_SOFT_UNINIT RdmaSoftSgl remote;
 
     if (pkt->dma_len &&
         !rdma_soft_resp_granted(sqp, pkt, pkt->va, pkt->rkey, pkt->dma_len,
@@ -368,8 +368,8 @@ static void rdma_soft_resp_atomic(RdmaSoftQp *sqp, const RdmaSoftPkt *pkt)
 {
     RdmaResources *rm = sqp->soft->be.rm;
     bool cas = pkt->opcode == RDMA_OPC_COMPARE_SWAP;
-    RdmaSoftSgl remote RDMA_SOFT_UNINIT;
-    RdmaSoftPkt ack RDMA_SOFT_UNINIT;
+    RDMA_SOFT_UNINIT RdmaSoftSgl remote;
+    RDMA_SOFT_UNINIT RdmaSoftPkt ack;
     uint64_t orig;
 
     if (pkt->va & 7) {
