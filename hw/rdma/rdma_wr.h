@@ -132,6 +132,11 @@ typedef struct RdmaSendWr {
     uint32_t remote_qkey;
     uint8_t dgid[16];
     uint8_t sgid_index;
+    /* UD on RoCE: the rest of the address vector (where the GID is) */
+    uint8_t dmac[6];
+    uint8_t hop_limit;
+    uint8_t traffic_class;
+    uint32_t flow_label;
     uint32_t num_sge;
     RdmaSge sge[RDMA_MAX_SGE];
 } RdmaSendWr;

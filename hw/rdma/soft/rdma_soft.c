@@ -12,6 +12,7 @@
 #include "qemu/osdep.h"
 #include "qapi/error.h"
 #include "rdma_soft.h"
+#include "rdma_soft_wire.h"
 #include "hw/rdma/trace.h"
 
 static void rdma_soft_limits(RdmaBackend *be, RdmaDevLimits *l)
@@ -19,12 +20,31 @@ static void rdma_soft_limits(RdmaBackend *be, RdmaDevLimits *l)
     /* The engine has no limits of its own beyond the device's. */
 }
 
+/*
+ * The largest IB MTU (code) a frame of Ethernet MTU @mtu carries with the
+ * largest headers (IPv6, UDP, BTH, an AtomicETH, ICRC), as Linux does.
+ */
+static uint32_t rdma_soft_ib_mtu(unsigned mtu)
+{
+    unsigned room = mtu - MIN(mtu, RDMA_WIRE_IPV6_LEN + RDMA_WIRE_UDP_LEN +
+                                   RDMA_BTH_LEN + 4 + RDMA_ATMETH_LEN +
+                                   RDMA_ICRC_LEN);
+    uint32_t code = 1;              /* 256 */
+
+    while (code < 5 && (256u << code) <= room) {
+        code++;
+    }
+    return code;
+}
+
 static void rdma_soft_query_port(RdmaBackend *be, RdmaPortAttr *attr)
 {
-    /* A virtual link on function 0's Ethernet: 1500 bytes carry 1024. */
+    RdmaSoft *s = container_of(be, RdmaSoft, be);
+
+    /* Function 0's Ethernet: 1500 bytes carry 1024, 9000 carry 4096. */
     attr->active = true;
     attr->max_mtu = 5;              /* 4096 */
-    attr->active_mtu = 3;           /* 1024 */
+    attr->active_mtu = rdma_soft_ib_mtu(rdma_soft_port_mtu(s));
     attr->max_msg_sz = 1u << 31;
     attr->active_width = 2;         /* 4X */
     attr->active_speed = 32;        /* EDR */
@@ -50,6 +70,8 @@ static int rdma_soft_create_qp(RdmaBackend *be, RdmaQp *qp)
     QTAILQ_INIT(&sqp->req.wqes);
     sqp->req.rnr_timer = timer_new_ns(QEMU_CLOCK_VIRTUAL,
                                       rdma_soft_rnr_timer, sqp);
+    sqp->req.retry_timer = timer_new_ns(QEMU_CLOCK_VIRTUAL,
+                                        rdma_soft_retry_timer, sqp);
     qp->be = sqp;
     trace_rdma_soft_create("qp", qp->handle);
     return 0;
@@ -69,6 +91,7 @@ static int rdma_soft_modify_qp(RdmaBackend *be, RdmaQp *qp, uint32_t mask,
         rdma_soft_resp_flush(sqp, false);
         sqp->req.psn = sqp->resp.epsn = sqp->resp.msn = 0;
         sqp->req.rnr_attempts = 0;
+        sqp->resp.atomic_done = false;
     }
     /* The PSNs the two ends agreed on (the guest exchanged them). */
     if (mask & RDMA_QP_RQ_PSN) {
@@ -77,6 +100,9 @@ static int rdma_soft_modify_qp(RdmaBackend *be, RdmaQp *qp, uint32_t mask,
     }
     if (mask & RDMA_QP_SQ_PSN) {
         sqp->req.psn = attr->sq_psn & RDMA_PSN_MASK;
+    }
+    if (mask & RDMA_QP_AV) {
+        rdma_soft_qp_locate(sqp, attr->ah.dgid);
     }
     return 0;
 }
@@ -89,6 +115,7 @@ static void rdma_soft_destroy_qp(RdmaBackend *be, RdmaQp *qp)
     rdma_soft_req_flush(sqp, false);
     rdma_soft_resp_flush(sqp, false);
     timer_free(sqp->req.rnr_timer);
+    timer_free(sqp->req.retry_timer);
     g_free(sqp->spare);
     g_free(sqp);
     qp->be = NULL;
@@ -125,6 +152,8 @@ static int rdma_soft_add_gid(RdmaBackend *be, uint32_t index,
                              const RdmaGid *gid)
 {
     trace_rdma_soft_create("gid", index);
+    /* A GID to be reached at: the port starts taking frames. */
+    rdma_soft_port_attach(container_of(be, RdmaSoft, be));
     return 0;
 }
 
@@ -138,6 +167,7 @@ static void rdma_soft_destroy(RdmaBackend *be)
 {
     RdmaSoft *s = container_of(be, RdmaSoft, be);
 
+    rdma_soft_port_detach(s);
     qemu_bh_delete(s->run_bh);
     g_free(s->mig);
     g_free(s->mig_wqe);

@@ -10,8 +10,11 @@
  *                     completions and ACK, NAK and response packets
  * rdma_soft_comp.c    completer: response packets into send completions,
  *                     in PSN order; RNR waits
- * rdma_soft_link.c    the transport (loopback to a QP of this device) and
- *                     the engine's one loop that delivers packets
+ * rdma_soft_link.c    the transport (loopback to a QP of this device, or
+ *                     the port) and the engine's one loop that delivers
+ *                     packets
+ * rdma_soft_port.c    the port: RoCE v2 frames on function 0's netdev
+ * rdma_soft_wire.c    packets to frames and back
  *
  * As in Linux rxe, the three halves of a QP exchange packets only: a
  * requester never calls the peer's responder, it transmits; the loop in
@@ -21,7 +24,8 @@
  * each: rdma_soft_complete_wqe() (send) and rdma_soft_complete_recv().
  *
  * Everything runs under the BQL: in a vCPU thread (doorbell), in a main
- * loop bottom half, or in a main loop timer (RNR retry), inside one of
+ * loop bottom half, in a main loop timer (RNR, retransmission) or in the
+ * main loop's receive path of the link (rdma_soft_port.c), inside one of
  * the device's entry points (rdma_rm_enter()): work goes on from that
  * entry point's budget and leaves the rest to run_bh.
  *
@@ -50,8 +54,9 @@ typedef struct RdmaSoft RdmaSoft;
 /*
  * A send WR the requester took from the front-end, until it completes.
  * Its packets carry PSNs first_psn..last_psn (a READ: those of its
- * responses); next_psn is the next one the requester sends, so going
- * back N is setting next_psn back.
+ * responses); next_psn is the next one the requester sends, ack_psn the
+ * first one not acknowledged (a READ: not answered), so going back N is
+ * setting next_psn back to ack_psn.
  */
 typedef struct RdmaSoftWqe {
     RdmaSendWr wr;
@@ -59,6 +64,7 @@ typedef struct RdmaSoftWqe {
     uint32_t first_psn;
     uint32_t last_psn;
     uint32_t next_psn;
+    uint32_t ack_psn;
     QTAILQ_ENTRY(RdmaSoftWqe) next;
 } RdmaSoftWqe;
 
@@ -72,6 +78,10 @@ typedef struct RdmaSoftReq {
     uint32_t rnr_attempts;
     uint32_t rnr_dest_qpn;          /* loopback: whose receives we wait for */
     QEMUTimer *rnr_timer;
+    /* On the link: the local ACK timeout (IB 9.7.6.1.3) and its retries */
+    QEMUTimer *retry_timer;
+    uint32_t retry_left;
+    bool timed_out;                 /* the timer expired: for the bh */
     bool running;                   /* sending: a nested call returns */
 } RdmaSoftReq;
 
@@ -102,6 +112,11 @@ typedef struct RdmaSoftResp {
     uint32_t read_rkey;
     uint32_t read_len;
     uint64_t read_off;              /* bytes answered */
+    bool read_dup;                  /* answering a duplicate: MSN stays */
+    /* The last atomic executed: a duplicate gets its result again. */
+    bool atomic_done;
+    uint32_t atomic_psn;
+    uint64_t atomic_orig;
     RdmaRecvWr rwqe;                /* last: 1 KiB the hot path never reads */
 } RdmaSoftResp;
 
@@ -110,6 +125,7 @@ typedef struct RdmaSoftQp {
     RdmaSoft *soft;
     RdmaQp *qp;
     bool busy;                      /* counted in RdmaSoft.nbusy */
+    bool remote;                    /* RC: the peer is on the link */
     RdmaSoftWqe *spare;             /* a completed WQE, for the next WR */
     RdmaSoftReq req;
     RdmaSoftResp resp;
@@ -130,6 +146,9 @@ typedef struct RdmaSoftQpMig {
     uint32_t rnr_attempts;
     uint32_t rnr_dest_qpn;
     int64_t rnr_left_ns;            /* time left on the RNR timer, or -1 */
+    uint32_t retry_left;
+    int64_t retry_left_ns;          /* ... on the retransmission timer */
+    bool timed_out;
     uint32_t nwqe;                  /* its records in RdmaSoft.mig_wqe */
     /* responder (resp.rwqe: in RdmaSoft.mig_rwqe when has_rwqe) */
     RdmaSoftResp resp;
@@ -142,6 +161,7 @@ typedef struct RdmaSoftWqeMig {
     uint32_t first_psn;
     uint32_t last_psn;
     uint32_t next_psn;
+    uint32_t ack_psn;
 } RdmaSoftWqeMig;
 
 typedef struct RdmaSoftRwqeMig {
@@ -164,8 +184,23 @@ typedef struct RdmaSoftLoop {
     uint32_t head, n;
 } RdmaSoftLoop;
 
+typedef struct RdmaSoftPort RdmaSoftPort;
+
+/* What the port did, for query-pvrdma. */
+typedef struct RdmaSoftStats {
+    uint64_t tx_frames;
+    uint64_t rx_frames;             /* RoCE frames taken for this device */
+    uint64_t rx_dropped;            /* ... and dropped before the engine */
+    uint64_t timeouts;              /* requester: local ACK timeouts */
+    uint64_t retransmits;           /* requester: went back (timeout, NAK) */
+    uint64_t seq_naks;              /* requester: PSN sequence error NAKs */
+    uint64_t duplicates;            /* responder: duplicate requests */
+} RdmaSoftStats;
+
 struct RdmaSoft {
     RdmaBackend be;
+    RdmaSoftPort *port;             /* function 0's link, once it has GIDs */
+    RdmaSoftStats stats;
     QEMUBH *run_bh;                 /* packets due, under the guard */
     uint32_t nbusy;                 /* QPs with WRs outstanding */
     int32_t mig_n;                  /* records while saved or loaded */
@@ -200,6 +235,8 @@ bool rdma_soft_copy(PCIDevice *pdev, RdmaSoftSgl *dst, uint64_t dst_off,
                     RdmaSoftSgl *src, uint64_t src_off, uint64_t len);
 bool rdma_soft_write_buf(PCIDevice *pdev, RdmaSoftSgl *dst, uint64_t off,
                          const void *buf, uint64_t len);
+bool rdma_soft_read_buf(PCIDevice *pdev, RdmaSoftSgl *src, uint64_t off,
+                        void *buf, uint64_t len);
 bool rdma_soft_atomic(PCIDevice *pdev, RdmaSoftSgl *remote,
                       RdmaWrOpcode op, uint64_t compare_add, uint64_t swap,
                       uint64_t *orig);
@@ -215,9 +252,14 @@ void rdma_soft_req_run(RdmaSoftQp *sqp);
 uint64_t rdma_soft_req_step_bytes(RdmaSoftQp *sqp);
 RdmaSoftWqe *rdma_soft_wqe_at(RdmaSoftQp *sqp, uint32_t psn);
 uint64_t rdma_soft_pmtu(const RdmaQp *qp);
+void rdma_soft_qp_locate(RdmaSoftQp *sqp, const uint8_t *dgid);
+void rdma_soft_qp_address(RdmaSoftQp *sqp, RdmaSoftPkt *pkt);
 void rdma_soft_req_update(RdmaSoftQp *sqp, bool kick);
 void rdma_soft_req_flush(RdmaSoftQp *sqp, bool complete);
 void rdma_soft_rnr_timer(void *opaque);
+void rdma_soft_retry_timer(void *opaque);
+void rdma_soft_retry_restart(RdmaSoftQp *sqp, bool progress);
+void rdma_soft_req_go_back(RdmaSoftQp *sqp, uint32_t psn);
 void rdma_soft_wqe_free(RdmaSoftQp *sqp, RdmaSoftWqe *w);
 RdmaWcStatus rdma_soft_invalidate(RdmaResources *rm, RdmaQp *qp,
                                   uint32_t rkey);
@@ -233,17 +275,28 @@ void rdma_soft_complete_recv(RdmaResources *rm, RdmaQp *qp,
 /* rdma_soft_comp.c: the completer */
 void rdma_soft_comp_recv(RdmaSoftQp *sqp, const RdmaSoftPkt *pkt);
 void rdma_soft_comp_unreachable(RdmaSoftQp *sqp, uint32_t psn);
+void rdma_soft_comp_timeout(RdmaSoftQp *sqp);
 void rdma_soft_complete_wqe(RdmaSoftQp *sqp, RdmaSoftWqe *w,
                             RdmaWcStatus st);
 void rdma_soft_fail_wqe(RdmaSoftQp *sqp, RdmaSoftWqe *w, RdmaWcStatus st);
 
 /* rdma_soft_link.c: the transport and the engine's one loop */
 void rdma_soft_xmit(RdmaSoft *soft, const RdmaSoftPkt *pkt);
+void rdma_soft_receive(RdmaSoft *soft, const RdmaSoftPkt *pkt);
 bool rdma_soft_delivering(RdmaSoft *soft);
 void rdma_soft_run_bh(void *opaque);
 void rdma_soft_recv_posted(RdmaBackend *be, RdmaQp *qp, RdmaSrq *srq);
 void rdma_soft_flush_qp(RdmaBackend *be, RdmaQp *qp);
 bool rdma_soft_payload_sgl(RdmaSoft *soft, const RdmaSoftPkt *pkt,
                            RdmaSoftSgl *sgl, uint64_t *off);
+bool rdma_soft_place(RdmaSoft *soft, const RdmaSoftPkt *pkt,
+                     RdmaSoftSgl *dst, uint64_t off);
+
+/* rdma_soft_port.c: RoCE v2 frames on function 0's link */
+void rdma_soft_port_attach(RdmaSoft *soft);
+void rdma_soft_port_detach(RdmaSoft *soft);
+void rdma_soft_port_send(RdmaSoft *soft, const RdmaSoftPkt *pkt);
+void rdma_soft_port_run(RdmaSoft *soft);
+unsigned rdma_soft_port_mtu(RdmaSoft *soft);
 
 #endif

@@ -80,6 +80,29 @@ void rdma_soft_comp_unreachable(RdmaSoftQp *sqp, uint32_t psn)
     }
 }
 
+/*
+ * The retransmission timer expired: nothing came back for what is
+ * outstanding.  Send again from the first unacknowledged PSN while
+ * retries are left (IB 9.7.6.1.3), else the WR fails.
+ */
+void rdma_soft_comp_timeout(RdmaSoftQp *sqp)
+{
+    RdmaSoftWqe *w = QTAILQ_FIRST(&sqp->req.wqes);
+
+    if (!w || w->last_psn == RDMA_PSN_MASK + 1 || sqp->req.rnr_wait) {
+        return;
+    }
+    sqp->soft->stats.timeouts++;
+    trace_rdma_soft_timeout(sqp->qp->qpn, w->ack_psn, sqp->req.retry_left);
+    if (!sqp->req.retry_left) {
+        rdma_soft_fail_wqe(sqp, w, RDMA_WC_RETRY_EXC_ERR);
+        return;
+    }
+    sqp->req.retry_left--;
+    rdma_soft_req_go_back(sqp, w->ack_psn);
+    rdma_soft_retry_restart(sqp, false);
+}
+
 /* RNR NAK for @w at @psn: wait the responder's RNR time, then resend. */
 static void rdma_soft_comp_rnr(RdmaSoftQp *sqp, RdmaSoftWqe *w,
                                const RdmaSoftPkt *pkt)
@@ -99,6 +122,7 @@ static void rdma_soft_comp_rnr(RdmaSoftQp *sqp, RdmaSoftWqe *w,
     req->rnr_wait = true;
     req->rnr_dest_qpn = pkt->src_qpn;
     req->due = false;
+    timer_del(req->retry_timer);
     timer_mod(req->rnr_timer, qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL) +
               rdma_rnr_timer_10us[pkt->syndrome & 31] * 10000ll);
 }
@@ -111,8 +135,6 @@ static RdmaWcStatus rdma_soft_comp_read_data(RdmaSoftQp *sqp, RdmaSoftWqe *w,
     uint64_t off = (uint64_t)((pkt->psn - w->first_psn) & RDMA_PSN_MASK) *
                    rdma_soft_pmtu(sqp->qp);
     RDMA_SOFT_UNINIT RdmaSoftSgl local;
-    RDMA_SOFT_UNINIT RdmaSoftSgl src;
-    uint64_t src_off;
     RdmaWcStatus st;
 
     if (!pkt->paylen) {
@@ -126,22 +148,44 @@ static RdmaWcStatus rdma_soft_comp_read_data(RdmaSoftQp *sqp, RdmaSoftWqe *w,
     if (st != RDMA_WC_SUCCESS) {
         return st;
     }
-    if (!rdma_soft_payload_sgl(sqp->soft, pkt, &src, &src_off) ||
-        !rdma_soft_copy(rm->pdev, &local, off, &src, src_off, pkt->paylen)) {
+    if (!rdma_soft_place(sqp->soft, pkt, &local, off)) {
         return RDMA_WC_REM_ACCESS_ERR;
     }
     return RDMA_WC_SUCCESS;
 }
 
-/* An ACK of @psn: every WR up to it completes, in order. */
+/*
+ * An ACK of @psn (coalesced: of every PSN up to it): the WRs up to it
+ * complete, in order, and one it falls in is acknowledged that far.  A
+ * READ or an atomic is complete only with its response, so an ACK
+ * beyond it means the response was lost: it is asked for again.
+ */
 static void rdma_soft_comp_ack(RdmaSoftQp *sqp, uint32_t psn)
 {
     RdmaSoftWqe *w;
+    bool progress = false;
 
     while ((w = QTAILQ_FIRST(&sqp->req.wqes)) &&
            w->last_psn != RDMA_PSN_MASK + 1 &&
-           rdma_psn_diff(w->last_psn, psn) <= 0) {
+           rdma_psn_diff(w->ack_psn, psn) <= 0 &&
+           rdma_psn_diff(w->next_psn, psn) > 0) {
+        if (w->wr.opcode == RDMA_WR_RDMA_READ ||
+            w->wr.opcode == RDMA_WR_ATOMIC_CMP_AND_SWP ||
+            w->wr.opcode == RDMA_WR_ATOMIC_FETCH_AND_ADD) {
+            if (w->next_psn != w->ack_psn) {
+                rdma_soft_req_go_back(sqp, w->ack_psn);
+            }
+            break;
+        }
+        progress = true;
+        if (rdma_psn_diff(w->last_psn, psn) > 0) {
+            w->ack_psn = (psn + 1) & RDMA_PSN_MASK;
+            break;
+        }
         rdma_soft_complete_wqe(sqp, w, RDMA_WC_SUCCESS);
+    }
+    if (progress) {
+        rdma_soft_retry_restart(sqp, true);
     }
 }
 
@@ -158,12 +202,29 @@ static void rdma_soft_comp_response(RdmaSoftQp *sqp, RdmaSoftWqe *w,
             rdma_soft_fail_wqe(sqp, w, RDMA_WC_BAD_RESP_ERR);
             return;
         }
+        if (pkt->psn != w->ack_psn) {
+            /*
+             * Out of order: an old one is a duplicate; a later one means
+             * responses were lost, and the READ is asked again from the
+             * first missing one (once: until that request is sent).
+             */
+            if (rdma_psn_diff(pkt->psn, w->ack_psn) > 0 &&
+                w->next_psn != w->ack_psn) {
+                rdma_soft_req_go_back(sqp, w->ack_psn);
+            }
+            trace_rdma_soft_drop(sqp->qp->qpn, pkt->opcode, "out of order");
+            return;
+        }
         st = rdma_soft_comp_read_data(sqp, w, pkt);
         if (st != RDMA_WC_SUCCESS) {
             rdma_soft_fail_wqe(sqp, w, st);
-        } else if (pkt->mask & RDMA_PKT_LAST) {
+            return;
+        }
+        w->ack_psn = (pkt->psn + 1) & RDMA_PSN_MASK;
+        if (pkt->mask & RDMA_PKT_LAST) {
             rdma_soft_complete_wqe(sqp, w, RDMA_WC_SUCCESS);
         }
+        rdma_soft_retry_restart(sqp, true);
         return;
     }
     if (pkt->mask & RDMA_PKT_ATOMIC) {
@@ -200,6 +261,19 @@ void rdma_soft_comp_recv(RdmaSoftQp *sqp, const RdmaSoftPkt *pkt)
 
     if (pkt->opcode == RDMA_OPC_ACKNOWLEDGE && type == RDMA_AETH_ACK) {
         rdma_soft_comp_ack(sqp, pkt->psn);
+        return;
+    }
+    if (pkt->opcode == RDMA_OPC_ACKNOWLEDGE && type == RDMA_AETH_NAK &&
+        (pkt->syndrome & 31) == RDMA_NAK_PSN_SEQ_ERR) {
+        /*
+         * The responder missed @psn: what came before it arrived (an ACK
+         * of psn - 1), and the requester goes back to it.
+         */
+        sqp->soft->stats.seq_naks++;
+        rdma_soft_comp_ack(sqp, (pkt->psn - 1) & RDMA_PSN_MASK);
+        if (rdma_soft_wqe_at(sqp, pkt->psn)) {
+            rdma_soft_req_go_back(sqp, pkt->psn);
+        }
         return;
     }
     if (!w || w != QTAILQ_FIRST(&sqp->req.wqes)) {

@@ -30,20 +30,42 @@ static bool rdma_soft_qp_receives(const RdmaQp *qp)
            qp->attr.qp_state == RDMA_QPS_SQE;
 }
 
-/* Hand @pkt to the QP it is addressed to. */
+/*
+ * A packet from the link for RC QP @dst: it must come from the address
+ * @dst is connected to (the wire names no source QP for RC; the peer's
+ * address stands for it, as in rxe).
+ */
+static bool rdma_soft_from_peer(const RdmaQp *dst, const RdmaSoftPkt *pkt)
+{
+    return !memcmp(pkt->sgid, dst->attr.ah.dgid, 16);
+}
+
+/* Hand @pkt, from a QP of this device or from the link, to its QP. */
 static void rdma_soft_deliver(RdmaSoft *soft, const RdmaSoftPkt *pkt)
 {
     RdmaResources *rm = soft->be.rm;
     RdmaQp *dst = rdma_rm_qp_by_num(rm, pkt->dest_qpn);
-    RdmaQp *src = rdma_rm_qp_by_num(rm, pkt->src_qpn);
+    RdmaQp *src = pkt->remote ? NULL : rdma_rm_qp_by_num(rm, pkt->src_qpn);
+    bool rc = dst && dst->be && dst->type == RDMA_QPT_RC;
+    RdmaSoftPkt named;
 
     trace_rdma_soft_pkt(pkt->src_qpn, pkt->dest_qpn,
                         rdma_soft_op_info(pkt->opcode)->name, pkt->psn,
                         pkt->paylen);
+    if (rc && pkt->remote &&
+        (pkt->opcode & RDMA_OPC_TRANSPORT_MASK) == RDMA_OPC_RC) {
+        if (!rdma_soft_from_peer(dst, pkt)) {
+            trace_rdma_soft_drop(pkt->dest_qpn, pkt->opcode, "not its peer");
+            return;
+        }
+        /* Known now: the QP it is connected to. */
+        named = *pkt;
+        named.src_qpn = dst->attr.dest_qp_num;
+        pkt = &named;
+    }
     if (pkt->mask & RDMA_PKT_RESP) {
         /* To a requester: the QP that sent the request, if still there. */
-        if (dst && dst->be && dst->type == RDMA_QPT_RC &&
-            dst->attr.dest_qp_num == pkt->src_qpn) {
+        if (rc && dst->attr.dest_qp_num == pkt->src_qpn) {
             rdma_soft_comp_recv(dst->be, pkt);
         } else {
             trace_rdma_soft_drop(pkt->dest_qpn, pkt->opcode, "no requester");
@@ -53,16 +75,17 @@ static void rdma_soft_deliver(RdmaSoft *soft, const RdmaSoftPkt *pkt)
     if ((pkt->opcode & RDMA_OPC_TRANSPORT_MASK) == RDMA_OPC_RC) {
         /*
          * An RC request: the destination must be connected back to the
-         * sender (on the loopback link the sender is known) and reached
-         * through one of the device's GIDs.
+         * sender and reached through one of the device's GIDs.  Between
+         * two QPs of this device the sender learns at once when it is
+         * not; on the link its retransmissions find out.
          */
-        if (!dst || !dst->be || dst->type != RDMA_QPT_RC ||
-            !rdma_soft_qp_receives(dst) ||
+        if (!rc || !rdma_soft_qp_receives(dst) ||
             dst->attr.dest_qp_num != pkt->src_qpn ||
             !rdma_rm_gid_is_local(rm, pkt->dgid)) {
             if (src && src->be) {
                 rdma_soft_comp_unreachable(src->be, pkt->psn);
             }
+            trace_rdma_soft_drop(pkt->dest_qpn, pkt->opcode, "no responder");
             return;
         }
         rdma_soft_resp_recv(dst->be, pkt);
@@ -81,7 +104,11 @@ static void rdma_soft_deliver(RdmaSoft *soft, const RdmaSoftPkt *pkt)
 /* The queue of the delivery this thread is in (see RdmaSoftLoop). */
 static __thread RdmaSoftLoop *rdma_soft_loop;
 
-void rdma_soft_xmit(RdmaSoft *soft, const RdmaSoftPkt *pkt)
+/*
+ * Deliver @pkt and what the deliveries send in turn, in order; a packet
+ * sent while one is being delivered waits in the queue (see the top).
+ */
+void rdma_soft_receive(RdmaSoft *soft, const RdmaSoftPkt *pkt)
 {
     RdmaSoftLoop *busy = rdma_soft_loop;
     RDMA_SOFT_UNINIT RdmaSoftLoop loop;
@@ -115,6 +142,15 @@ void rdma_soft_xmit(RdmaSoft *soft, const RdmaSoftPkt *pkt)
         rdma_soft_deliver(soft, &next);
     }
     rdma_soft_loop = busy;
+}
+
+void rdma_soft_xmit(RdmaSoft *soft, const RdmaSoftPkt *pkt)
+{
+    if (pkt->remote) {
+        rdma_soft_port_send(soft, pkt);     /* leaves now: nothing waits */
+    } else {
+        rdma_soft_receive(soft, pkt);
+    }
 }
 
 /* Is a packet of @soft on its way (nothing may be saved then)? */
@@ -159,6 +195,25 @@ bool rdma_soft_payload_sgl(RdmaSoft *soft, const RdmaSoftPkt *pkt,
 }
 
 /*
+ * Copy @pkt's payload to @dst at @off: from the frame it came in, or
+ * from the sender's memory on this device.
+ */
+bool rdma_soft_place(RdmaSoft *soft, const RdmaSoftPkt *pkt,
+                     RdmaSoftSgl *dst, uint64_t off)
+{
+    RDMA_SOFT_UNINIT RdmaSoftSgl src;
+    uint64_t src_off;
+
+    if (pkt->data == RDMA_DATA_BYTES) {
+        return rdma_soft_write_buf(soft->be.rm->pdev, dst, off, pkt->bytes,
+                                   pkt->paylen);
+    }
+    return rdma_soft_payload_sgl(soft, pkt, &src, &src_off) &&
+           rdma_soft_copy(soft->be.rm->pdev, dst, off, &src, src_off,
+                          pkt->paylen);
+}
+
+/*
  * Send @sqp's next packet now if the entry point's budget allows, else
  * leave it due for the bottom half (an entry point with a budget of its
  * own).
@@ -200,12 +255,18 @@ void rdma_soft_run_bh(void *opaque)
     if (!rdma_rm_enter(rm)) {
         return;
     }
+    rdma_soft_port_run(soft);
     for (uint32_t h = 0; h < t->size; h++) {
         RdmaQp *qp = t->slots[h];
         RdmaSoftQp *sqp = qp ? qp->be : NULL;
 
         if (sqp && sqp->resp.due) {
             rdma_soft_resp_go(sqp);
+        }
+        sqp = t->slots[h] ? ((RdmaQp *)t->slots[h])->be : NULL;
+        if (sqp && sqp->req.timed_out) {
+            sqp->req.timed_out = false;
+            rdma_soft_comp_timeout(sqp);
         }
         /* The QP may be gone: a READ response can fail its requester. */
         sqp = t->slots[h] ? ((RdmaQp *)t->slots[h])->be : NULL;

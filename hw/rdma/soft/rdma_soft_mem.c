@@ -255,6 +255,26 @@ bool rdma_soft_copy(PCIDevice *pdev, RdmaSoftSgl *dst, uint64_t dst_off,
     return ok;
 }
 
+/* Gather @len bytes of @src from @off into @buf (a frame to send). */
+bool rdma_soft_read_buf(PCIDevice *pdev, RdmaSoftSgl *src, uint64_t off,
+                        void *buf, uint64_t len)
+{
+    RdmaSoftCursor c;
+    uint64_t phys, n;
+
+    rdma_soft_cursor_init(&c, src, off);
+    while (len) {
+        n = rdma_soft_cursor_next(&c, len, &phys);
+        if (!n || !rdma_ram_ok(pdev, phys, n) ||
+            pci_dma_read(pdev, phys, buf, n) != MEMTX_OK) {
+            return false;
+        }
+        buf = (uint8_t *)buf + n;
+        len -= n;
+    }
+    return true;
+}
+
 bool rdma_soft_write_buf(PCIDevice *pdev, RdmaSoftSgl *dst, uint64_t off,
                          const void *buf, uint64_t len)
 {

@@ -159,6 +159,15 @@ typedef struct RdmaSoftPkt {
     /* the network header: the GIDs (UD receives them as a GRH) */
     uint8_t sgid[16];
     uint8_t dgid[16];
+    /*
+     * The peer is across the link (RoCE v2 frames), not a QP of this
+     * device; then how to reach it: the rest of its address vector.
+     */
+    bool remote;
+    uint8_t dmac[6];
+    uint8_t hop_limit;
+    uint8_t tclass;
+    uint32_t flow_label;
     /* payload */
     uint32_t paylen;
     RdmaSoftData data;

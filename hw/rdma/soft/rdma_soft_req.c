@@ -110,10 +110,48 @@ static bool rdma_soft_opcode_ok(const RdmaQp *qp, RdmaWrOpcode op)
            op == RDMA_WR_SEND_WITH_INV;
 }
 
-/* The most payload one packet of @qp carries (see the top of the file). */
+/*
+ * The most payload one packet of @qp carries: its path MTU on the link,
+ * a step between two QPs of this device (see the top of the file).
+ */
 uint64_t rdma_soft_pmtu(const RdmaQp *qp)
 {
-    return qp->type == RDMA_QPT_RC ? RDMA_WR_STEP : RDMA_SOFT_UD_MTU;
+    const RdmaSoftQp *sqp = qp->be;
+
+    if (qp->type != RDMA_QPT_RC) {
+        return RDMA_SOFT_UD_MTU;
+    }
+    if (!sqp->remote) {
+        return RDMA_WR_STEP;
+    }
+    /* IB MTU codes 1 (256) to 5 (4096); the core takes no other. */
+    return 128u << MIN(MAX(qp->attr.path_mtu, 1), 5);
+}
+
+/*
+ * Where an RC QP's peer is: on the link unless its GID is one of this
+ * device's.  Settled when the guest gives the QP its address vector.
+ */
+void rdma_soft_qp_locate(RdmaSoftQp *sqp, const uint8_t *dgid)
+{
+    sqp->remote = sqp->qp->type == RDMA_QPT_RC &&
+                  !rdma_rm_gid_is_local(sqp->soft->be.rm, dgid);
+}
+
+/* Address @pkt of RC QP @sqp to its peer (its address vector). */
+void rdma_soft_qp_address(RdmaSoftQp *sqp, RdmaSoftPkt *pkt)
+{
+    RdmaResources *rm = sqp->soft->be.rm;
+    const RdmaAh *ah = &sqp->qp->attr.ah;
+
+    pkt->remote = sqp->remote;
+    memcpy(pkt->sgid, rm->gids[MIN(ah->sgid_index,
+                                   rm->limits.gid_tbl_len - 1)].gid, 16);
+    memcpy(pkt->dgid, ah->dgid, 16);
+    memcpy(pkt->dmac, ah->dmac, 6);
+    pkt->hop_limit = ah->hop_limit;
+    pkt->tclass = ah->traffic_class;
+    pkt->flow_label = ah->flow_label;
 }
 
 static bool rdma_soft_is_atomic(RdmaWrOpcode op)
@@ -222,9 +260,12 @@ static bool rdma_soft_wqe_start(RdmaSoftQp *sqp, RdmaSoftWqe *w)
     w->len = local.total;
     npkts = rdma_soft_is_atomic(wr->opcode) ? 1 :
             MAX(DIV_ROUND_UP(w->len, rdma_soft_pmtu(qp)), 1);
-    w->first_psn = w->next_psn = sqp->req.psn;
+    w->first_psn = w->next_psn = w->ack_psn = sqp->req.psn;
     w->last_psn = (w->first_psn + npkts - 1) & RDMA_PSN_MASK;
     sqp->req.psn = (w->last_psn + 1) & RDMA_PSN_MASK;
+    if (w == QTAILQ_FIRST(&sqp->req.wqes)) {
+        sqp->req.retry_left = qp->attr.retry_cnt;
+    }
     return true;
 }
 
@@ -269,7 +310,6 @@ static void rdma_soft_req_build(RdmaSoftQp *sqp, RdmaSoftWqe *w,
     uint64_t off = (uint64_t)idx * pmtu;
     bool ud = qp->type != RDMA_QPT_RC;
     bool first = idx == 0, last;
-    const uint8_t *sgid;
 
     memset(pkt, 0, sizeof(*pkt));
     pkt->psn = w->next_psn;
@@ -316,16 +356,18 @@ static void rdma_soft_req_build(RdmaSoftQp *sqp, RdmaSoftWqe *w,
         pkt->dest_qpn = wr->remote_qpn;
         pkt->qkey = wr->remote_qkey & RDMA_QKEY_PRIVILEGED ?
                     qp->attr.qkey : wr->remote_qkey;
-        sgid = rm->gids[wr->sgid_index].gid;
+        memcpy(pkt->sgid, rm->gids[wr->sgid_index].gid, 16);
         memcpy(pkt->dgid, wr->dgid, 16);
+        pkt->remote = !rdma_rm_gid_is_local(rm, wr->dgid);
+        memcpy(pkt->dmac, wr->dmac, 6);
+        pkt->hop_limit = wr->hop_limit;
+        pkt->tclass = wr->traffic_class;
+        pkt->flow_label = wr->flow_label;
     } else {
         pkt->dest_qpn = qp->attr.dest_qp_num;
         pkt->ackreq = last;
-        sgid = rm->gids[MIN(qp->attr.ah.sgid_index,
-                            rm->limits.gid_tbl_len - 1)].gid;
-        memcpy(pkt->dgid, qp->attr.ah.dgid, 16);
+        rdma_soft_qp_address(sqp, pkt);
     }
-    memcpy(pkt->sgid, sgid, 16);
 }
 
 /*
@@ -369,6 +411,10 @@ void rdma_soft_req_run(RdmaSoftQp *sqp)
                       (w->last_psn + 1) & RDMA_PSN_MASK :
                       (w->next_psn + 1) & RDMA_PSN_MASK;
         rdma_soft_xmit(sqp->soft, &pkt);
+        if (pkt.remote && sqp->qp->type == RDMA_QPT_RC &&
+            !timer_pending(req->retry_timer)) {
+            rdma_soft_retry_restart(sqp, false);
+        }
         if (sqp->qp->type != RDMA_QPT_RC && rdma_soft_wqe_at(sqp, pkt.psn)) {
             /* Unreliable: done once it is sent. */
             rdma_soft_complete_wqe(sqp, w, RDMA_WC_SUCCESS);
@@ -406,7 +452,7 @@ void rdma_soft_post_send(RdmaBackend *be, RdmaQp *qp, const RdmaSendWr *wr)
     memcpy(&w->wr, wr, offsetof(RdmaSendWr, sge) +
            MIN(wr->num_sge, RDMA_MAX_SGE) * sizeof(RdmaSge));
     w->len = 0;
-    w->first_psn = w->next_psn = 0;
+    w->first_psn = w->next_psn = w->ack_psn = 0;
     w->last_psn = RDMA_PSN_MASK + 1;    /* not started */
     QTAILQ_INSERT_TAIL(&sqp->req.wqes, w, next);
     sqp->req.nwqe++;
@@ -425,7 +471,9 @@ void rdma_soft_req_flush(RdmaSoftQp *sqp, bool complete)
     RdmaSoftWqe *w;
 
     timer_del(req->rnr_timer);
+    timer_del(req->retry_timer);
     req->rnr_wait = false;
+    req->timed_out = false;
     req->due = false;
     while ((w = QTAILQ_FIRST(&req->wqes))) {
         if (complete) {
@@ -449,5 +497,72 @@ void rdma_soft_rnr_timer(void *opaque)
 
     sqp->req.rnr_wait = false;
     sqp->req.due = true;
+    qemu_bh_schedule(sqp->soft->run_bh);
+}
+
+/*
+ * The local ACK timeout of @qp: 4.096 us x 2^timeout (IB 9.7.6.1.3);
+ * 0 means none (wait forever).
+ */
+static int64_t rdma_soft_ack_timeout_ns(const RdmaQp *qp)
+{
+    uint8_t t = qp->attr.timeout & 31;
+
+    return t ? 4096ll << t : 0;
+}
+
+/*
+ * Packets of @sqp are on the link unacknowledged: (re)start the
+ * retransmission timer, or stop it when nothing is outstanding.  With
+ * @progress an acknowledgement moved on: the retries start over.
+ */
+void rdma_soft_retry_restart(RdmaSoftQp *sqp, bool progress)
+{
+    RdmaSoftReq *req = &sqp->req;
+    RdmaSoftWqe *w = QTAILQ_FIRST(&req->wqes);
+    int64_t ns = rdma_soft_ack_timeout_ns(sqp->qp);
+
+    if (progress) {
+        req->retry_left = sqp->qp->attr.retry_cnt;
+    }
+    if (!sqp->remote || !ns || !w || !rdma_soft_wqe_started(w) ||
+        req->rnr_wait) {
+        timer_del(req->retry_timer);
+        return;
+    }
+    timer_mod(req->retry_timer, qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL) + ns);
+}
+
+/* Send again from @psn on: go back N (IB 9.7.4.1.4, 9.7.5.1.3). */
+void rdma_soft_req_go_back(RdmaSoftQp *sqp, uint32_t psn)
+{
+    RdmaSoftWqe *w;
+
+    QTAILQ_FOREACH(w, &sqp->req.wqes, next) {
+        uint32_t from;
+
+        if (!rdma_soft_wqe_started(w)) {
+            break;
+        }
+        if (rdma_psn_diff(w->last_psn, psn) < 0) {
+            continue;
+        }
+        from = rdma_psn_diff(psn, w->first_psn) > 0 ? psn : w->first_psn;
+        if (w->next_psn != from) {
+            sqp->soft->stats.retransmits++;
+            trace_rdma_soft_go_back(sqp->qp->qpn, w->next_psn, from);
+        }
+        w->next_psn = from;
+    }
+    sqp->req.due = true;
+    qemu_bh_schedule(sqp->soft->run_bh);
+}
+
+/* Like the RNR timer: the bottom half handles it, under the guard. */
+void rdma_soft_retry_timer(void *opaque)
+{
+    RdmaSoftQp *sqp = opaque;
+
+    sqp->req.timed_out = true;
     qemu_bh_schedule(sqp->soft->run_bh);
 }

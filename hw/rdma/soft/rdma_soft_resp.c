@@ -48,6 +48,7 @@ static void rdma_soft_resp_pkt(RdmaSoftQp *sqp, RdmaSoftPkt *out,
     out->src_qpn = qp->qpn;
     out->syndrome = syndrome;
     out->msn = sqp->resp.msn;
+    rdma_soft_qp_address(sqp, out);
 }
 
 static void rdma_soft_ack(RdmaSoftQp *sqp, uint32_t psn)
@@ -116,18 +117,6 @@ static void rdma_soft_resp_done(RdmaSoftQp *sqp, const RdmaSoftPkt *pkt,
     if (pkt->ackreq && sqp->qp->type == RDMA_QPT_RC) {
         rdma_soft_ack(sqp, pkt->psn);
     }
-}
-
-/* Copy @pkt's payload to @dst at @off: false when it could not. */
-static bool rdma_soft_place(RdmaSoftQp *sqp, const RdmaSoftPkt *pkt,
-                            RdmaSoftSgl *dst, uint64_t off)
-{
-    RDMA_SOFT_UNINIT RdmaSoftSgl src;
-    uint64_t src_off;
-
-    return rdma_soft_payload_sgl(sqp->soft, pkt, &src, &src_off) &&
-           rdma_soft_copy(sqp->soft->be.rm->pdev, dst, off, &src, src_off,
-                          pkt->paylen);
 }
 
 /*
@@ -206,7 +195,7 @@ static void rdma_soft_resp_recv_data(RdmaSoftQp *sqp, const RdmaSoftPkt *pkt,
         }
     }
     if (wc.status == RDMA_WC_SUCCESS && paylen &&
-        !rdma_soft_place(sqp, pkt, &rsgl, hdr + placed)) {
+        !rdma_soft_place(sqp->soft, pkt, &rsgl, hdr + placed)) {
         wc.status = RDMA_WC_LOC_PROT_ERR;
     }
     if (wc.status == RDMA_WC_SUCCESS && !(pkt->mask & RDMA_PKT_LAST)) {
@@ -274,7 +263,7 @@ static void rdma_soft_resp_write(RdmaSoftQp *sqp, const RdmaSoftPkt *pkt)
                                     &remote)) {
             return;
         }
-        if (!rdma_soft_place(sqp, pkt, &remote, 0)) {
+        if (!rdma_soft_place(sqp->soft, pkt, &remote, 0)) {
             rdma_soft_nak(sqp, pkt->psn, RDMA_NAK_REM_ACCESS,
                           RDMA_EVENT_QP_ACCESS_ERR);
             return;
@@ -315,7 +304,7 @@ void rdma_soft_resp_run(RdmaSoftQp *sqp)
     n = MIN(r->read_len - r->read_off, pmtu);
     first = r->read_off == 0;
     last = r->read_off + n == r->read_len;
-    if (last) {
+    if (last && !r->read_dup) {
         r->msn = (r->msn + 1) & RDMA_MSN_MASK;
     }
     rdma_soft_resp_pkt(sqp, &pkt, rdma_soft_read_resp_opcode(first, last),
@@ -340,8 +329,12 @@ void rdma_soft_resp_run(RdmaSoftQp *sqp)
     rdma_soft_xmit(sqp->soft, &pkt);
 }
 
-/* An RDMA READ request: check it, then answer from a responder resource. */
-static void rdma_soft_resp_read(RdmaSoftQp *sqp, const RdmaSoftPkt *pkt)
+/*
+ * An RDMA READ request: check it, then answer from a responder resource;
+ * a duplicate (@dup) takes the resource over, answered from its PSN.
+ */
+static void rdma_soft_resp_read(RdmaSoftQp *sqp, const RdmaSoftPkt *pkt,
+                                bool dup)
 {
     RdmaSoftResp *r = &sqp->resp;
     uint64_t npsn = MAX(DIV_ROUND_UP((uint64_t)pkt->dma_len,
@@ -360,7 +353,10 @@ static void rdma_soft_resp_read(RdmaSoftQp *sqp, const RdmaSoftPkt *pkt)
     r->read_rkey = pkt->rkey;
     r->read_len = pkt->dma_len;
     r->read_off = 0;
-    r->epsn = (pkt->psn + npsn) & RDMA_PSN_MASK;
+    r->read_dup = dup;
+    if (!dup) {
+        r->epsn = (pkt->psn + npsn) & RDMA_PSN_MASK;
+    }
     rdma_soft_resp_run(sqp);
 }
 
@@ -391,6 +387,9 @@ static void rdma_soft_resp_atomic(RdmaSoftQp *sqp, const RdmaSoftPkt *pkt)
     }
     sqp->resp.epsn = (pkt->psn + 1) & RDMA_PSN_MASK;
     sqp->resp.msn = (sqp->resp.msn + 1) & RDMA_MSN_MASK;
+    sqp->resp.atomic_done = true;
+    sqp->resp.atomic_psn = pkt->psn;
+    sqp->resp.atomic_orig = orig;
     rdma_soft_resp_pkt(sqp, &ack, RDMA_OPC_ATOMIC_ACKNOWLEDGE,
                        RDMA_AETH_ACK | RDMA_AETH_CREDITS_INVALID, pkt->psn);
     ack.orig = orig;
@@ -413,6 +412,34 @@ static bool rdma_soft_resp_in_sequence(RdmaSoftResp *r,
     return want && r->msg == want;
 }
 
+/*
+ * A duplicate request (IB 9.7.5.1.1): its requester did not hear the
+ * answer.  A SEND or WRITE is never executed again, only acknowledged (up
+ * to the last PSN executed); a READ is answered again from its PSN; an
+ * atomic gets the result it had.
+ */
+static void rdma_soft_resp_duplicate(RdmaSoftQp *sqp, const RdmaSoftPkt *pkt)
+{
+    RdmaSoftResp *r = &sqp->resp;
+    RDMA_SOFT_UNINIT RdmaSoftPkt ack;
+
+    sqp->soft->stats.duplicates++;
+    trace_rdma_soft_drop(sqp->qp->qpn, pkt->opcode, "duplicate");
+    if (pkt->mask & RDMA_PKT_READ) {
+        rdma_soft_resp_read(sqp, pkt, true);
+    } else if (pkt->mask & RDMA_PKT_ATOMIC) {
+        if (r->atomic_done && r->atomic_psn == pkt->psn) {
+            rdma_soft_resp_pkt(sqp, &ack, RDMA_OPC_ATOMIC_ACKNOWLEDGE,
+                               RDMA_AETH_ACK | RDMA_AETH_CREDITS_INVALID,
+                               pkt->psn);
+            ack.orig = r->atomic_orig;
+            rdma_soft_xmit(sqp->soft, &ack);
+        }
+    } else if (pkt->ackreq) {
+        rdma_soft_ack(sqp, (r->epsn - 1) & RDMA_PSN_MASK);
+    }
+}
+
 /* RC: the PSN check; true when @pkt is the one expected. */
 static bool rdma_soft_resp_psn_ok(RdmaSoftQp *sqp, const RdmaSoftPkt *pkt)
 {
@@ -429,11 +456,7 @@ static bool rdma_soft_resp_psn_ok(RdmaSoftQp *sqp, const RdmaSoftPkt *pkt)
         return false;
     }
     if (d < 0) {
-        /* A duplicate: done already, acknowledged again, never redone. */
-        trace_rdma_soft_drop(sqp->qp->qpn, pkt->opcode, "duplicate");
-        if (pkt->ackreq && (pkt->mask & (RDMA_PKT_SEND | RDMA_PKT_WRITE))) {
-            rdma_soft_ack(sqp, pkt->psn);
-        }
+        rdma_soft_resp_duplicate(sqp, pkt);
         return false;
     }
     r->nak_sent = false;
@@ -464,7 +487,7 @@ void rdma_soft_resp_recv(RdmaSoftQp *sqp, const RdmaSoftPkt *pkt)
     } else if (pkt->mask & RDMA_PKT_WRITE) {
         rdma_soft_resp_write(sqp, pkt);
     } else if (pkt->mask & RDMA_PKT_READ) {
-        rdma_soft_resp_read(sqp, pkt);
+        rdma_soft_resp_read(sqp, pkt, false);
     } else {
         rdma_soft_resp_atomic(sqp, pkt);
     }

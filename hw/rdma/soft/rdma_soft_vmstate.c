@@ -39,8 +39,8 @@ static const VMStateDescription vmstate_rdma_sge = {
 
 static const VMStateDescription vmstate_rdma_send_wr = {
     .name = "rdma-send-wr",
-    .version_id = 1,
-    .minimum_version_id = 1,
+    .version_id = 2,                /* 2: the UD address vector's L2 part */
+    .minimum_version_id = 2,
     .fields = (const VMStateField[]) {
         VMSTATE_UINT64(wr_id, RdmaSendWr),
         VMSTATE_RDMA_ENUM(opcode, RdmaSendWr),
@@ -62,6 +62,10 @@ static const VMStateDescription vmstate_rdma_send_wr = {
         VMSTATE_UINT32(remote_qkey, RdmaSendWr),
         VMSTATE_UINT8_ARRAY(dgid, RdmaSendWr, 16),
         VMSTATE_UINT8(sgid_index, RdmaSendWr),
+        VMSTATE_UINT8_ARRAY(dmac, RdmaSendWr, 6),
+        VMSTATE_UINT8(hop_limit, RdmaSendWr),
+        VMSTATE_UINT8(traffic_class, RdmaSendWr),
+        VMSTATE_UINT32(flow_label, RdmaSendWr),
         VMSTATE_UINT32(num_sge, RdmaSendWr),
         VMSTATE_STRUCT_ARRAY(sge, RdmaSendWr, RDMA_MAX_SGE, 1,
                              vmstate_rdma_sge, RdmaSge),
@@ -86,8 +90,8 @@ RDMA_MIG_ZERO(RdmaSoftQpMig)
 
 static const VMStateDescription vmstate_rdma_soft_qp = {
     .name = "rdma-soft-qp",
-    .version_id = 2,
-    .minimum_version_id = 2,
+    .version_id = 3,
+    .minimum_version_id = 3,
     .pre_load = rdma_mig_zero_RdmaSoftQpMig,
     .fields = (const VMStateField[]) {
         VMSTATE_UINT32(qpn, RdmaSoftQpMig),
@@ -97,6 +101,9 @@ static const VMStateDescription vmstate_rdma_soft_qp = {
         VMSTATE_UINT32(rnr_attempts, RdmaSoftQpMig),
         VMSTATE_UINT32(rnr_dest_qpn, RdmaSoftQpMig),
         VMSTATE_INT64(rnr_left_ns, RdmaSoftQpMig),
+        VMSTATE_UINT32(retry_left, RdmaSoftQpMig),
+        VMSTATE_INT64(retry_left_ns, RdmaSoftQpMig),
+        VMSTATE_BOOL(timed_out, RdmaSoftQpMig),
         VMSTATE_UINT32(nwqe, RdmaSoftQpMig),
         VMSTATE_UINT32(resp.epsn, RdmaSoftQpMig),
         VMSTATE_UINT32(resp.msn, RdmaSoftQpMig),
@@ -115,6 +122,10 @@ static const VMStateDescription vmstate_rdma_soft_qp = {
         VMSTATE_UINT32(resp.read_rkey, RdmaSoftQpMig),
         VMSTATE_UINT32(resp.read_len, RdmaSoftQpMig),
         VMSTATE_UINT64(resp.read_off, RdmaSoftQpMig),
+        VMSTATE_BOOL(resp.read_dup, RdmaSoftQpMig),
+        VMSTATE_BOOL(resp.atomic_done, RdmaSoftQpMig),
+        VMSTATE_UINT32(resp.atomic_psn, RdmaSoftQpMig),
+        VMSTATE_UINT64(resp.atomic_orig, RdmaSoftQpMig),
         VMSTATE_END_OF_LIST()
     },
 };
@@ -123,8 +134,8 @@ RDMA_MIG_ZERO(RdmaSoftWqeMig)
 
 static const VMStateDescription vmstate_rdma_soft_wqe = {
     .name = "rdma-soft-wqe",
-    .version_id = 1,
-    .minimum_version_id = 1,
+    .version_id = 2,
+    .minimum_version_id = 2,
     .pre_load = rdma_mig_zero_RdmaSoftWqeMig,
     .fields = (const VMStateField[]) {
         VMSTATE_UINT32(qpn, RdmaSoftWqeMig),
@@ -134,6 +145,7 @@ static const VMStateDescription vmstate_rdma_soft_wqe = {
         VMSTATE_UINT32(first_psn, RdmaSoftWqeMig),
         VMSTATE_UINT32(last_psn, RdmaSoftWqeMig),
         VMSTATE_UINT32(next_psn, RdmaSoftWqeMig),
+        VMSTATE_UINT32(ack_psn, RdmaSoftWqeMig),
         VMSTATE_END_OF_LIST()
     },
 };
@@ -179,13 +191,18 @@ static void rdma_soft_mig_save_qp(RdmaSoft *soft, RdmaSoftQp *sqp,
     m->rnr_dest_qpn = req->rnr_dest_qpn;
     m->rnr_left_ns = timer_pending(req->rnr_timer) ?
                      MAX(timer_expire_time_ns(req->rnr_timer) - now, 0) : -1;
+    m->retry_left = req->retry_left;
+    m->retry_left_ns = timer_pending(req->retry_timer) ?
+                       MAX(timer_expire_time_ns(req->retry_timer) - now, 0) :
+                       -1;
+    m->timed_out = req->timed_out;
     m->nwqe = req->nwqe;
     m->resp = sqp->resp;
     QTAILQ_FOREACH(w, &req->wqes, next) {
         soft->mig_wqe[soft->mig_nwqe++] = (RdmaSoftWqeMig) {
             .qpn = m->qpn, .wr = w->wr, .len = w->len,
             .first_psn = w->first_psn, .last_psn = w->last_psn,
-            .next_psn = w->next_psn,
+            .next_psn = w->next_psn, .ack_psn = w->ack_psn,
         };
     }
     if (sqp->resp.has_rwqe) {
@@ -299,12 +316,13 @@ static const char *rdma_soft_mig_wqe_why(RdmaQp *qp, const RdmaSoftWqeMig *w,
         return "a WR of another QP";
     }
     if (w->wr.opcode >= RDMA_WR_MAX || w->wr.num_sge > qp->cap.max_send_sge ||
+        w->wr.flow_label > 0xfffff ||
         (w->wr.flags & ~(RDMA_SEND_FENCE | RDMA_SEND_SIGNALED |
                          RDMA_SEND_SOLICITED | RDMA_SEND_INLINE))) {
         return "a WR the QP could not have taken";
     }
     if (!started) {
-        return w->len || w->first_psn || w->next_psn ?
+        return w->len || w->first_psn || w->next_psn || w->ack_psn ?
                "a WR not started has PSNs" : NULL;
     }
     npkts = w->wr.opcode == RDMA_WR_ATOMIC_CMP_AND_SWP ||
@@ -315,6 +333,8 @@ static const char *rdma_soft_mig_wqe_why(RdmaQp *qp, const RdmaSoftWqeMig *w,
         !rdma_psn_ok(w->next_psn) ||
         ((w->last_psn - w->first_psn) & RDMA_PSN_MASK) + 1 != npkts ||
         ((w->next_psn - w->first_psn) & RDMA_PSN_MASK) > npkts ||
+        !rdma_psn_ok(w->ack_psn) ||
+        ((w->ack_psn - w->first_psn) & RDMA_PSN_MASK) > npkts ||
         (prev_end != UINT32_MAX && w->first_psn != prev_end)) {
         return "PSNs that do not fit the WR";
     }
@@ -357,10 +377,13 @@ static const char *rdma_soft_mig_why(RdmaSoft *soft, const RdmaSoftQpMig *m,
         (qp->attr.rnr_retry != RDMA_RNR_INFINITE &&
          m->rnr_attempts > qp->attr.rnr_retry) ||
         m->rnr_dest_qpn > RDMA_MAX_QPN ||
-        m->rnr_left_ns < -1 || m->rnr_left_ns > RDMA_SOFT_RNR_MAX_NS) {
+        m->rnr_left_ns < -1 || m->rnr_left_ns > RDMA_SOFT_RNR_MAX_NS ||
+        m->retry_left > 7 || m->retry_left_ns < -1 ||
+        m->retry_left_ns > (4096ll << 31) || (m->timed_out && !m->nwqe)) {
         return "requester state out of range";
     }
     if (!rdma_psn_ok(r->epsn) || r->msn > RDMA_MSN_MASK ||
+        !rdma_psn_ok(r->atomic_psn) ||
         r->msg > RDMA_MSG_WRITE || r->off > RDMA_SOFT_MAX_MSG ||
         (r->msg == RDMA_MSG_WRITE && r->off > r->len) ||
         (r->msg != RDMA_MSG_SEND && r->has_rwqe)) {
@@ -439,6 +462,7 @@ static void rdma_soft_mig_apply(RdmaSoft *soft, const RdmaSoftQpMig *m,
         w->first_psn = r->first_psn;
         w->last_psn = r->last_psn;
         w->next_psn = r->next_psn;
+        w->ack_psn = r->ack_psn;
         QTAILQ_INSERT_TAIL(&req->wqes, w, next);
         req->nwqe++;
     }
@@ -446,6 +470,12 @@ static void rdma_soft_mig_apply(RdmaSoft *soft, const RdmaSoftQpMig *m,
     req->rnr_wait = m->rnr_wait;
     req->rnr_attempts = m->rnr_attempts;
     req->rnr_dest_qpn = m->rnr_dest_qpn;
+    req->retry_left = m->retry_left;
+    req->timed_out = m->timed_out;
+    if (m->retry_left_ns >= 0) {
+        timer_mod(req->retry_timer, qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL) +
+                  m->retry_left_ns);
+    }
     if (m->rnr_left_ns >= 0) {
         timer_mod(req->rnr_timer, qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL) +
                   m->rnr_left_ns);
@@ -456,7 +486,7 @@ static void rdma_soft_mig_apply(RdmaSoft *soft, const RdmaSoftQpMig *m,
     }
     rdma_soft_req_update(sqp, false);
     req->due = m->due;
-    if (req->due || sqp->resp.due) {
+    if (req->due || req->timed_out || sqp->resp.due) {
         qemu_bh_schedule(soft->run_bh);
     }
 }
@@ -465,9 +495,19 @@ static int rdma_soft_post_load(void *opaque, int version_id)
 {
     RdmaSoft *soft = container_of((RdmaBackend *)opaque, RdmaSoft, be);
     uint32_t bad_qpn;
-    const char *why = rdma_soft_mig_check(soft, &bad_qpn);
+    RdmaTable *t = &soft->be.rm->tables[RDMA_RES_QP];
+    const char *why;
     int32_t wi = 0, ri = 0;
 
+    /* Where each QP's peer is, from its address vector (loaded already). */
+    for (uint32_t h = 0; h < t->size; h++) {
+        RdmaQp *qp = t->slots[h];
+
+        if (qp && qp->be) {
+            rdma_soft_qp_locate(qp->be, qp->attr.ah.dgid);
+        }
+    }
+    why = rdma_soft_mig_check(soft, &bad_qpn);
     if (why) {
         error_report("rdma: incoming state of QP %u refused: %s", bad_qpn,
                      why);
@@ -483,8 +523,8 @@ static int rdma_soft_post_load(void *opaque, int version_id)
 
 const VMStateDescription vmstate_rdma_soft = {
     .name = "rdma-soft",
-    .version_id = 2,
-    .minimum_version_id = 2,
+    .version_id = 3,
+    .minimum_version_id = 3,
     .pre_save = rdma_soft_pre_save,
     .post_save = rdma_soft_post_save,
     .pre_load = rdma_soft_pre_load,
@@ -502,6 +542,13 @@ const VMStateDescription vmstate_rdma_soft = {
         VMSTATE_VALIDATE("receive WQEs", rdma_soft_mig_nrwqe_ok),
         VMSTATE_STRUCT_VARRAY_ALLOC(mig_rwqe, RdmaSoft, mig_nrwqe, 1,
                                     vmstate_rdma_soft_rwqe, RdmaSoftRwqeMig),
+        VMSTATE_UINT64(stats.tx_frames, RdmaSoft),
+        VMSTATE_UINT64(stats.rx_frames, RdmaSoft),
+        VMSTATE_UINT64(stats.rx_dropped, RdmaSoft),
+        VMSTATE_UINT64(stats.timeouts, RdmaSoft),
+        VMSTATE_UINT64(stats.retransmits, RdmaSoft),
+        VMSTATE_UINT64(stats.seq_naks, RdmaSoft),
+        VMSTATE_UINT64(stats.duplicates, RdmaSoft),
         VMSTATE_END_OF_LIST()
     },
 };

@@ -1002,8 +1002,8 @@ static bool pvrdma_soft_needed(void *opaque)
 
 static const VMStateDescription vmstate_pvrdma_soft = {
     .name = "pvrdma/soft",
-    .version_id = 2,                /* 2: the engine's transport state */
-    .minimum_version_id = 2,
+    .version_id = 3,                /* 2: the engine's transport state */
+    .minimum_version_id = 3,        /* 3: UD WRs' MAC, hop limit, class */
     .needed = pvrdma_soft_needed,
     .fields = (const VMStateField[]) {
         VMSTATE_STRUCT_POINTER(backend, PvrdmaState, vmstate_rdma_soft,

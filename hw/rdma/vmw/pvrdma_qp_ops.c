@@ -186,6 +186,11 @@ static RdmaWcStatus pvrdma_parse_send(RdmaQp *qp, const uint8_t *buf,
         wr->remote_qkey = h->wr.ud.remote_qkey;
         memcpy(wr->dgid, h->wr.ud.av.dgid, sizeof(wr->dgid));
         wr->sgid_index = h->wr.ud.av.gid_index;
+        memcpy(wr->dmac, h->wr.ud.av.dmac, sizeof(wr->dmac));
+        wr->hop_limit = h->wr.ud.av.hop_limit;
+        /* As the provider packs it: traffic class << 20 | flow label. */
+        wr->traffic_class = h->wr.ud.av.sl_tclass_flowlabel >> 20;
+        wr->flow_label = h->wr.ud.av.sl_tclass_flowlabel & 0xfffff;
     }
     memcpy(wr->sge, buf + sizeof(*h), h->num_sge * sizeof(PvrdmaSge));
     return RDMA_WC_SUCCESS;
