@@ -61,6 +61,7 @@ ticker=$!
 trap 'kill $ticker 2>/dev/null || true' EXIT
 if ! ninja -C "$out" qemu-system-x86_64 tests/qtest/pvrdma-test \
         tests/qtest/pvrdma-datapath-test tests/qtest/pvrdma-migration-test \
+        tests/qtest/pvrdma-wire-test \
         contrib/rdmacm-mux/rdmacm-mux \
         > "$out/ninja.log" 2>&1; then
     grep -v 'WARNING: Source item' "$out/ninja.log" | grep -E -B2 -A12 'error|FAILED' | head -60 >&2

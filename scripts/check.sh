@@ -78,7 +78,8 @@ hms() { printf '%dm%02ds' $(($1 / 60)) $(($1 % 60)); }
 run_qtest() {     # run_qtest LANE QEMU [BUILD-DIR-OF-THE-TESTS]
     local lane=$1 qemu=$2 tdir=${3:-$build/qemu} out=$logdir/$1.log p=0 f=0 san t planned tp tf
     : > "$out"
-    for t in pvrdma-test pvrdma-datapath-test pvrdma-migration-test; do
+    for t in pvrdma-test pvrdma-datapath-test pvrdma-migration-test \
+             pvrdma-wire-test; do
         echo "== $lane: tests/qtest/$t on $qemu"
         QTEST_QEMU_BINARY=$qemu \
         ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:exitcode=66 \

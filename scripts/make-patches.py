@@ -59,10 +59,11 @@ COMMITS = [
       (r"^qapi/(meson\.build|qapi-schema\.json)$", r"pvrdma"),
       (r"^(hmp-commands-info\.hx|include/monitor/hmp\.h)$", r"pvrdma")]),
     ("tests/qtest: pvrdma tests",
-     "Commands, rings, the data path, hostile input, migration, and two\n"
-     "vCPUs hammering the doorbells.",
+     "Commands, rings, the data path, hostile input, migration, two\n"
+     "vCPUs hammering the doorbells, and two devices on one link.",
      ["tests/qtest/pvrdma-test.c", "tests/qtest/pvrdma-datapath-test.c",
-      "tests/qtest/pvrdma-migration-test.c", "tests/qtest/pvrdma-dp.c",
+      "tests/qtest/pvrdma-migration-test.c",
+      "tests/qtest/pvrdma-wire-test.c", "tests/qtest/pvrdma-dp.c",
       "tests/qtest/pvrdma-dp.h", "tests/qtest/pvrdma-qtest.c",
       "tests/qtest/pvrdma-qtest.h", "tests/qtest/pvrdma-hammer-boot.h",
       "tests/qtest/pvrdma-hammer-boot.S"],

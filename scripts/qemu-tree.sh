@@ -30,6 +30,7 @@ links=(
     tests/qtest/pvrdma-test.c
     tests/qtest/pvrdma-datapath-test.c
     tests/qtest/pvrdma-migration-test.c
+    tests/qtest/pvrdma-wire-test.c
     tests/qtest/pvrdma-dp.c
     tests/qtest/pvrdma-dp.h
     tests/qtest/pvrdma-qtest.c

@@ -46,7 +46,8 @@ fi
 # The series carries the project's files as they are.
 same=OK
 for d in hw/rdma contrib/rdmacm-mux qapi/pvrdma.json docs/pvrdma.txt \
-         tests/qtest/pvrdma-datapath-test.c tests/qtest/pvrdma-qtest.c; do
+         tests/qtest/pvrdma-datapath-test.c tests/qtest/pvrdma-qtest.c \
+         tests/qtest/pvrdma-wire-test.c; do
     diff -r "$top/$d" "$tree/$d" >>"$log" 2>&1 || same=FAIL
 done
 tap_result $same "the applied tree holds hw/rdma, contrib/rdmacm-mux, the QAPI schema, docs and tests unchanged" "$log"

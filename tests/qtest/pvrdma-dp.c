@@ -14,25 +14,35 @@ const uint8_t gid0[16] = { [10] = 0xff, [11] = 0xff, 10, 0, 2, 15 };
 const uint8_t gid1[16] = { [10] = 0xff, [11] = 0xff, 10, 0, 2, 16 };
 
 /* The objects of a Dp, on a device whose driver is loaded. */
-void dp_init(Dp *d)
+static void dp_init_gids(Dp *d, const uint8_t *g0, const uint8_t *g1)
 {
     g_assert_cmpuint(create_pd(d->pv, 0, &d->pd), ==, ERR_OK);
-    g_assert_cmpuint(gid_bind_gid(d->pv, 0, gid0), ==, ERR_OK);
-    g_assert_cmpuint(gid_bind_gid(d->pv, 1, gid1), ==, ERR_OK);
+    g_assert_cmpuint(gid_bind_gid(d->pv, 0, g0), ==, ERR_OK);
+    g_assert_cmpuint(gid_bind_gid(d->pv, 1, g1), ==, ERR_OK);
     d->lkey = dma_mr(d->pv, d->pd, ACC_ALL);
     d->scq = pv_cq_new(d->pv, 64);
     d->rcq = pv_cq_new(d->pv, 64);
     d->mem = galloc(d->pv, MEM_SIZE);
 }
 
-Dp *dp_new_on(Pv *pv)
+void dp_init(Dp *d)
+{
+    dp_init_gids(d, gid0, gid1);
+}
+
+Dp *dp_new_gids(Pv *pv, const uint8_t *g0, const uint8_t *g1)
 {
     Dp *d = g_new0(Dp, 1);
 
     d->pv = pv;
     d->objs = g_ptr_array_new_with_free_func((GDestroyNotify)pv_qp_free);
-    dp_init(d);
+    dp_init_gids(d, g0, g1);
     return d;
+}
+
+Dp *dp_new_on(Pv *pv)
+{
+    return dp_new_gids(pv, gid0, gid1);
 }
 
 Dp *dp_new(void)

@@ -51,6 +51,8 @@ typedef struct Dp {
 
 void dp_init(Dp *d);
 Dp *dp_new_on(Pv *pv);
+/* ... with GIDs 0 and 1 of its own (two devices on one link) */
+Dp *dp_new_gids(Pv *pv, const uint8_t *g0, const uint8_t *g1);
 Dp *dp_new(void);
 void dp_free(Dp *d);
 QpSpec dp_spec(Dp *d, uint8_t type, PvCq *scq, PvCq *rcq);

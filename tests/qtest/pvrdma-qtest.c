@@ -61,16 +61,21 @@ static void pv_ibverbs_args(char **machine, char **device)
 
 /* Setup */
 
-QTestState *pv_qemu_start(const char *extra)
+QTestState *pv_qemu_start_nic(const char *nic, const char *extra)
 {
     g_autofree char *machine = NULL;
     g_autofree char *device = NULL;
 
     pv_ibverbs_args(&machine, &device);
     return qtest_initf("-M pc -nodefaults %s"
-                       "-device vmxnet3,addr=%x.0,multifunction=on,mac="
-                       MAC " -device pvrdma,id=rdma,addr=%x.1%s%s",
-                       machine, SLOT, SLOT, device, extra ? extra : "");
+                       "-device vmxnet3,addr=%x.0,multifunction=on,%s"
+                       " -device pvrdma,id=rdma,addr=%x.1%s%s",
+                       machine, SLOT, nic, SLOT, device, extra ? extra : "");
+}
+
+QTestState *pv_qemu_start(const char *extra)
+{
+    return pv_qemu_start_nic("mac=" MAC, extra);
 }
 
 void pv_move(Pv *pv, QTestState *to)
@@ -81,9 +86,14 @@ void pv_move(Pv *pv, QTestState *to)
 
 Pv *pv_start_args(const char *extra)
 {
+    return pv_start_nic("mac=" MAC, extra);
+}
+
+Pv *pv_start_nic(const char *nic, const char *extra)
+{
     Pv *pv = g_new0(Pv, 1);
 
-    pv->qts = pv_qemu_start(extra);
+    pv->qts = pv_qemu_start_nic(nic, extra);
     pc_alloc_init(&pv->alloc, pv->qts, 0);
     pv->bus = qpci_new_pc(pv->qts, &pv->alloc);
     pv_attach(pv);

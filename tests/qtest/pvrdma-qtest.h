@@ -81,6 +81,9 @@ void pv_settle(void);
  * loads a DSR and activates the device, as the driver's probe does.
  */
 Pv *pv_start_args(const char *extra);
+/* ... with @nic the vmxnet3's options (its mac=, its netdev=) */
+Pv *pv_start_nic(const char *nic, const char *extra);
+QTestState *pv_qemu_start_nic(const char *nic, const char *extra);
 /* QEMU as pv_start_args() starts it, and nothing else (a destination). */
 QTestState *pv_qemu_start(const char *extra);
 /* @pv goes on in @to: the destination its QEMU migrated to. */
