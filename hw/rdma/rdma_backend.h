@@ -35,6 +35,17 @@ typedef struct RdmaBounds {
     uint32_t map_runs, map_runs_max, map_runs_per_mr;
 } RdmaBounds;
 
+/* What a backend's own Ethernet port did (the soft backend's RoCE port). */
+typedef struct RdmaPortStats {
+    uint64_t tx_frames;
+    uint64_t rx_frames;             /* RoCE frames taken for this device */
+    uint64_t rx_dropped;            /* ... and dropped before the engine */
+    uint64_t timeouts;              /* requester: local ACK timeouts */
+    uint64_t retransmits;           /* requester: went back (timeout, NAK) */
+    uint64_t seq_naks;              /* requester: PSN sequence error NAKs */
+    uint64_t duplicates;            /* responder: duplicate requests */
+} RdmaPortStats;
+
 typedef struct RdmaBackendOps {
     const char *name;
     /* Clamp the device limits to what the backend supports. */
@@ -82,6 +93,12 @@ typedef struct RdmaBackendOps {
     char *(*gid_agent_state)(RdmaBackend *be, uint32_t index);
     /* Optional: how much of its host budgets the backend uses. */
     void (*bounds)(RdmaBackend *be, RdmaBounds *b);
+    /*
+     * Optional: the backend's Ethernet port, if it has one now: its
+     * netdev (g_free it), Ethernet MTU and counters.
+     */
+    bool (*port_stats)(RdmaBackend *be, char **netdev, uint32_t *mtu,
+                       RdmaPortStats *st);
     /*
      * The backend takes posted receives out of the guest's SRQ ring at
      * once and the host SRQ raises the limit event; the front-end must

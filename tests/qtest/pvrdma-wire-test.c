@@ -13,6 +13,8 @@
 #include <netinet/in.h>
 #include <poll.h>
 #include "qemu/atomic.h"
+#include "qobject/qdict.h"
+#include "qobject/qlist.h"
 #include "pvrdma-dp.h"
 
 /* Device A: 10.0.3.1 (GID 0), 10.0.3.11; device B: 10.0.3.2, 10.0.3.12 */
@@ -427,6 +429,24 @@ static void test_wire_ud(void)
     link_down(&l);
 }
 
+/* A counter of query-pvrdma's "roce" of @d (the port must be there). */
+static uint64_t roce_stat(Dp *d, const char *name)
+{
+    QDict *resp = qtest_qmp(d->pv->qts, "{'execute': 'query-pvrdma'}");
+    QList *list = qdict_get_qlist(resp, "return");
+    QDict *dev = qobject_to(QDict, qlist_peek(list));
+    QDict *roce = dev ? qdict_get_qdict(dev, "roce") : NULL;
+    uint64_t v = 0;
+
+    g_assert_nonnull(roce);
+    if (roce) {
+        g_assert_cmpstr(qdict_get_str(roce, "netdev"), ==, "n0");
+        v = qdict_get_int(roce, name);
+    }
+    qobject_unref(resp);
+    return v;
+}
+
 /*
  * RC over a link that drops 5% of the frames, duplicates 3% and reorders
  * 3%: every message arrives once and intact (go back N on timeouts and
@@ -503,6 +523,17 @@ static void test_wire_lossy(void)
     g_assert_cmpuint(r->dropped, >, 0);
     g_assert_cmpuint(r->duplicated, >, 0);
     g_assert_cmpuint(r->reordered, >, 0);
+    /* What the devices did about it, as query-pvrdma tells. */
+    g_test_message("A: %" PRIu64 " frames out, %" PRIu64 " in, %" PRIu64
+                   " timeouts, %" PRIu64 " retransmits, %" PRIu64
+                   " sequence NAKs; B: %" PRIu64 " duplicates",
+                   roce_stat(l.a, "tx-frames"), roce_stat(l.a, "rx-frames"),
+                   roce_stat(l.a, "timeouts"), roce_stat(l.a, "retransmits"),
+                   roce_stat(l.a, "seq-naks"), roce_stat(l.b, "duplicates"));
+    g_assert_cmpuint(roce_stat(l.a, "retransmits"), >, 0);
+    g_assert_cmpuint(roce_stat(l.a, "timeouts") + roce_stat(l.a, "seq-naks"),
+                     >, 0);
+    g_assert_cmpuint(roce_stat(l.b, "duplicates"), >, 0);
     link_down(&l);
 }
 

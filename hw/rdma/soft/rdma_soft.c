@@ -163,6 +163,21 @@ static void rdma_soft_del_gid(RdmaBackend *be, uint32_t index,
     trace_rdma_soft_destroy("gid", index);
 }
 
+static bool rdma_soft_port_stats(RdmaBackend *be, char **netdev,
+                                 uint32_t *mtu, RdmaPortStats *st)
+{
+    RdmaSoft *s = container_of(be, RdmaSoft, be);
+    const char *name = rdma_soft_port_netdev(s);
+
+    if (!name) {
+        return false;
+    }
+    *netdev = g_strdup(name);
+    *mtu = rdma_soft_port_mtu(s);
+    *st = s->stats;
+    return true;
+}
+
 static void rdma_soft_destroy(RdmaBackend *be)
 {
     RdmaSoft *s = container_of(be, RdmaSoft, be);
@@ -194,6 +209,7 @@ static const RdmaBackendOps rdma_soft_ops = {
     .destroy_mr = rdma_soft_destroy_mr,
     .add_gid = rdma_soft_add_gid,
     .del_gid = rdma_soft_del_gid,
+    .port_stats = rdma_soft_port_stats,
     .destroy = rdma_soft_destroy,
 };
 

@@ -186,21 +186,10 @@ typedef struct RdmaSoftLoop {
 
 typedef struct RdmaSoftPort RdmaSoftPort;
 
-/* What the port did, for query-pvrdma. */
-typedef struct RdmaSoftStats {
-    uint64_t tx_frames;
-    uint64_t rx_frames;             /* RoCE frames taken for this device */
-    uint64_t rx_dropped;            /* ... and dropped before the engine */
-    uint64_t timeouts;              /* requester: local ACK timeouts */
-    uint64_t retransmits;           /* requester: went back (timeout, NAK) */
-    uint64_t seq_naks;              /* requester: PSN sequence error NAKs */
-    uint64_t duplicates;            /* responder: duplicate requests */
-} RdmaSoftStats;
-
 struct RdmaSoft {
     RdmaBackend be;
     RdmaSoftPort *port;             /* function 0's link, once it has GIDs */
-    RdmaSoftStats stats;
+    RdmaPortStats stats;            /* for query-pvrdma */
     QEMUBH *run_bh;                 /* packets due, under the guard */
     uint32_t nbusy;                 /* QPs with WRs outstanding */
     int32_t mig_n;                  /* records while saved or loaded */
@@ -298,5 +287,6 @@ void rdma_soft_port_detach(RdmaSoft *soft);
 void rdma_soft_port_send(RdmaSoft *soft, const RdmaSoftPkt *pkt);
 void rdma_soft_port_run(RdmaSoft *soft);
 unsigned rdma_soft_port_mtu(RdmaSoft *soft);
+const char *rdma_soft_port_netdev(RdmaSoft *soft);
 
 #endif

@@ -306,6 +306,14 @@ fail_reported:
                      netdev->name);
 }
 
+/* The netdev the port is on, or NULL (no GID yet, or no netdev). */
+const char *rdma_soft_port_netdev(RdmaSoft *soft)
+{
+    NetFilterState *nf = soft->port ? &soft->port->parent_obj : NULL;
+
+    return nf && nf->netdev ? nf->netdev->name : NULL;
+}
+
 void rdma_soft_port_detach(RdmaSoft *soft)
 {
     if (soft->port) {

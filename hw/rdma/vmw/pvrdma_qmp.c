@@ -136,6 +136,30 @@ void pvrdma_gid_fini(PvrdmaState *s)
     s->gid_timer = NULL;
 }
 
+/* The backend's RoCE port, if it has one now. */
+static void pvrdma_roce_info(PvrdmaState *s, PvrdmaInfo *info)
+{
+    RdmaPortStats st;
+    PvrdmaRoceInfo *r;
+    char *netdev;
+    uint32_t mtu;
+
+    if (!s->backend->ops->port_stats ||
+        !s->backend->ops->port_stats(s->backend, &netdev, &mtu, &st)) {
+        return;
+    }
+    r = info->roce = g_new0(PvrdmaRoceInfo, 1);
+    r->netdev = netdev;
+    r->mtu = mtu;
+    r->tx_frames = st.tx_frames;
+    r->rx_frames = st.rx_frames;
+    r->rx_dropped = st.rx_dropped;
+    r->timeouts = st.timeouts;
+    r->retransmits = st.retransmits;
+    r->seq_naks = st.seq_naks;
+    r->duplicates = st.duplicates;
+}
+
 static PvrdmaInfo *pvrdma_info(PvrdmaState *s)
 {
     PvrdmaInfo *info = g_new0(PvrdmaInfo, 1);
@@ -196,6 +220,7 @@ static PvrdmaInfo *pvrdma_info(PvrdmaState *s)
         info->map_runs_max = b.map_runs_max;
         info->map_runs_per_mr = b.map_runs_per_mr;
     }
+    pvrdma_roce_info(s, info);
     return info;
 }
 
