@@ -68,6 +68,7 @@ static int rdma_soft_create_qp(RdmaBackend *be, RdmaQp *qp)
     sqp->soft = container_of(be, RdmaSoft, be);
     sqp->qp = qp;
     QTAILQ_INIT(&sqp->req.wqes);
+    g_queue_init(&sqp->backlog);
     sqp->req.rnr_timer = timer_new_ns(QEMU_CLOCK_VIRTUAL,
                                       rdma_soft_rnr_timer, sqp);
     sqp->req.retry_timer = timer_new_ns(QEMU_CLOCK_VIRTUAL,

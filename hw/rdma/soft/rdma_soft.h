@@ -120,6 +120,20 @@ typedef struct RdmaSoftResp {
     RdmaRecvWr rwqe;                /* last: 1 KiB the hot path never reads */
 } RdmaSoftResp;
 
+/*
+ * Requests from the link that arrived while the responder was answering
+ * an RDMA READ: a responder answers in PSN order, so they wait their turn
+ * (copied: a frame's payload does not outlive its delivery).  Not
+ * migrated: requests in flight at the switch-over may be lost, and the
+ * requester sends them again.
+ */
+#define RDMA_SOFT_BACKLOG_MAX   256
+
+typedef struct RdmaSoftBacklogPkt {
+    RdmaSoftPkt pkt;
+    uint8_t payload[];
+} RdmaSoftBacklogPkt;
+
 /* Engine state of one QP. */
 typedef struct RdmaSoftQp {
     RdmaSoft *soft;
@@ -129,6 +143,7 @@ typedef struct RdmaSoftQp {
     RdmaSoftWqe *spare;             /* a completed WQE, for the next WR */
     RdmaSoftReq req;
     RdmaSoftResp resp;
+    GQueue backlog;                 /* RdmaSoftBacklogPkt */
 } RdmaSoftQp;
 
 /*
@@ -257,6 +272,8 @@ RdmaWcStatus rdma_soft_invalidate(RdmaResources *rm, RdmaQp *qp,
 void rdma_soft_resp_recv(RdmaSoftQp *sqp, const RdmaSoftPkt *pkt);
 void rdma_soft_resp_run(RdmaSoftQp *sqp);
 void rdma_soft_resp_flush(RdmaSoftQp *sqp, bool complete);
+void rdma_soft_backlog_clear(RdmaSoftQp *sqp);
+bool rdma_soft_resp_busy(RdmaSoftQp *sqp);
 void rdma_soft_complete_recv(RdmaResources *rm, RdmaQp *qp,
                              const RdmaRecvWr *rwr, RdmaWc *wc,
                              bool solicited);

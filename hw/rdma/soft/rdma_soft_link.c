@@ -238,8 +238,9 @@ static void rdma_soft_resp_go(RdmaSoftQp *sqp)
     RdmaSoftResp *r = &sqp->resp;
 
     if (rdma_rm_budget_left(rm)) {
-        rdma_rm_budget_charge(rm, MIN(r->read_len - r->read_off,
-                                      rdma_soft_pmtu(sqp->qp)));
+        rdma_rm_budget_charge(rm, r->read ? MIN(r->read_len - r->read_off,
+                                                rdma_soft_pmtu(sqp->qp)) :
+                                  0);
         rdma_soft_resp_run(sqp);
     } else if (!rdma_rm_stopping(rm)) {
         qemu_bh_schedule(sqp->soft->run_bh);

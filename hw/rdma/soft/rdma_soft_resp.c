@@ -288,6 +288,69 @@ static void rdma_soft_resp_write(RdmaSoftQp *sqp, const RdmaSoftPkt *pkt)
     rdma_soft_resp_done(sqp, pkt, 1);
 }
 
+/* Keep @pkt until the READ being answered is done: false if full. */
+static bool rdma_soft_backlog_add(RdmaSoftQp *sqp, const RdmaSoftPkt *pkt)
+{
+    uint32_t bytes = pkt->data == RDMA_DATA_BYTES ? pkt->paylen : 0;
+    RdmaSoftBacklogPkt *b;
+
+    if (g_queue_get_length(&sqp->backlog) >= RDMA_SOFT_BACKLOG_MAX) {
+        return false;
+    }
+    b = g_malloc(sizeof(*b) + bytes);
+    b->pkt = *pkt;
+    if (bytes) {
+        memcpy(b->payload, pkt->bytes, bytes);
+        b->pkt.bytes = b->payload;
+    }
+    g_queue_push_tail(&sqp->backlog, b);
+    return true;
+}
+
+void rdma_soft_backlog_clear(RdmaSoftQp *sqp)
+{
+    g_queue_clear_full(&sqp->backlog, g_free);
+}
+
+/* Is the responder answering a READ, or are requests waiting for it? */
+bool rdma_soft_resp_busy(RdmaSoftQp *sqp)
+{
+    return sqp->resp.read || !g_queue_is_empty(&sqp->backlog);
+}
+
+static void rdma_soft_resp_take(RdmaSoftQp *sqp, const RdmaSoftPkt *pkt);
+
+void rdma_soft_resp_recv(RdmaSoftQp *sqp, const RdmaSoftPkt *pkt)
+{
+    if (sqp->qp->type == RDMA_QPT_RC && rdma_soft_resp_busy(sqp)) {
+        /* Only from the link: a requester of this device waits. */
+        if (!rdma_soft_backlog_add(sqp, pkt)) {
+            sqp->soft->stats.rx_dropped++;
+            trace_rdma_soft_drop(sqp->qp->qpn, pkt->opcode, "backlog full");
+        }
+        return;
+    }
+    rdma_soft_resp_take(sqp, pkt);
+}
+
+/*
+ * The next request that waited for a READ to be answered: the bh takes
+ * them one per pass while the responder is not busy again.
+ */
+static void rdma_soft_backlog_next(RdmaSoftQp *sqp)
+{
+    RdmaSoftBacklogPkt *b = g_queue_pop_head(&sqp->backlog);
+
+    if (b) {
+        rdma_soft_resp_take(sqp, &b->pkt);
+        g_free(b);
+    }
+    if (!sqp->resp.read && !g_queue_is_empty(&sqp->backlog)) {
+        sqp->resp.due = true;
+        qemu_bh_schedule(sqp->soft->run_bh);
+    }
+}
+
 /* The next READ response of the responder resource. */
 void rdma_soft_resp_run(RdmaSoftQp *sqp)
 {
@@ -299,6 +362,7 @@ void rdma_soft_resp_run(RdmaSoftQp *sqp)
 
     r->due = false;
     if (!r->read) {
+        rdma_soft_backlog_next(sqp);
         return;
     }
     n = MIN(r->read_len - r->read_off, pmtu);
@@ -322,6 +386,10 @@ void rdma_soft_resp_run(RdmaSoftQp *sqp)
     r->read_psn = (r->read_psn + 1) & RDMA_PSN_MASK;
     if (last) {
         r->read = false;
+        if (!g_queue_is_empty(&sqp->backlog)) {
+            r->due = true;              /* what waited for this READ */
+            qemu_bh_schedule(sqp->soft->run_bh);
+        }
     } else {
         r->due = true;
         qemu_bh_schedule(sqp->soft->run_bh);
@@ -463,7 +531,7 @@ static bool rdma_soft_resp_psn_ok(RdmaSoftQp *sqp, const RdmaSoftPkt *pkt)
     return true;
 }
 
-void rdma_soft_resp_recv(RdmaSoftQp *sqp, const RdmaSoftPkt *pkt)
+static void rdma_soft_resp_take(RdmaSoftQp *sqp, const RdmaSoftPkt *pkt)
 {
     RdmaSoftResp *r = &sqp->resp;
 
@@ -515,4 +583,5 @@ void rdma_soft_resp_flush(RdmaSoftQp *sqp, bool complete)
     r->off = 0;
     r->read = false;
     r->due = false;
+    rdma_soft_backlog_clear(sqp);
 }

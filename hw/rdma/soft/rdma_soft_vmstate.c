@@ -198,6 +198,8 @@ static void rdma_soft_mig_save_qp(RdmaSoft *soft, RdmaSoftQp *sqp,
     m->timed_out = req->timed_out;
     m->nwqe = req->nwqe;
     m->resp = sqp->resp;
+    /* Requests that wait for a READ are not saved (RdmaSoftBacklogPkt). */
+    m->resp.due = sqp->resp.due && sqp->resp.read;
     QTAILQ_FOREACH(w, &req->wqes, next) {
         soft->mig_wqe[soft->mig_nwqe++] = (RdmaSoftWqeMig) {
             .qpn = m->qpn, .wr = w->wr, .len = w->len,

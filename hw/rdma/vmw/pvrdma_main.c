@@ -725,8 +725,12 @@ static void pvrdma_init_limits(PvrdmaState *s, RdmaDevLimits *l)
     l->max_srq_sge = p->max_sge;
     l->max_mr = p->max_mr;
     l->max_ah = p->max_ah;
-    l->max_qp_rd_atom = 16;
-    l->max_qp_init_rd_atom = 16;
+    /*
+     * READs and atomics in flight per QP, as Linux rxe announces: perftest
+     * gives a QP the peer's figure, which a device must then accept.
+     */
+    l->max_qp_rd_atom = 128;
+    l->max_qp_init_rd_atom = 128;
     l->max_fast_reg_pages = PVRDMA_MAX_FAST_REG_PAGES;
     l->max_ring_pages = 8192;
     l->max_mr_pages_total = p->max_mr_pages_total;
