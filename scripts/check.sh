@@ -10,6 +10,11 @@
 # refusals of contrib/pvrdma-guest-driver), guest-migration (that guest's
 # RDMA programs while the VM migrates to a new QEMU and back, three times
 # each: tests/guest/migrate.py, lanes "migration" and "guest-migration"),
+# two-guests (two guests, each its own QEMU, on one -netdev dgram link:
+# the data-path programs between the two devices over RoCE v2,
+# tests/guest/two-guests.sh), interop (the same with Linux rxe in the other
+# guest: pvrdma as client, lane "interop-client", and as server, lane
+# "interop-server"),
 # rxe (lane 3: in a TCG host
 # VM with Linux Soft-RoCE rxe0, the rdmacm-mux tests, lane "mux", and the
 # qtests on ibdev=rxe0, lane "qtest-rxe"), fuzz (the device's libFuzzer
@@ -31,7 +36,7 @@ top=$(cd "$1" && pwd)
 build=$(cd "$2" && pwd)
 shift 2
 lanes=("$@")
-[ ${#lanes[@]} -gt 0 ] || lanes=(abi unit qtest qtest-asan fuzz mux-fuzz install libvirt patches guest guest-6.12 guest-driver guest-migration rxe)
+[ ${#lanes[@]} -gt 0 ] || lanes=(abi unit qtest qtest-asan fuzz mux-fuzz install libvirt patches guest guest-6.12 guest-driver guest-migration two-guests interop rxe)
 
 total_pass=0
 total_fail=0
@@ -193,6 +198,25 @@ for lane in "${lanes[@]}"; do
             tee -a "$logdir/guest-migration.log"
         count migration "$logdir/guest-migration.log"
         count guest-migration "$logdir/guest-migration.log"
+        ;;
+    two-guests)
+        echo "== two-guests: pvrdma to pvrdma over RoCE v2, two QEMUs on one link"
+        bash "$top/tests/guest/two-guests.sh" --client-dev pvrdma \
+            --server-dev pvrdma --log-dir "$build/two-guests/pvrdma-pvrdma" \
+            2>&1 | tee "$logdir/two-guests.log" | grep -E '^(not )?ok|^  #'
+        count two-guests "$logdir/two-guests.log"
+        ;;
+    interop)
+        echo "== interop: pvrdma and Linux rxe over RoCE v2, both ways"
+        for side in client server; do
+            if [ $side = client ]; then devs=(pvrdma rxe); else devs=(rxe pvrdma); fi
+            bash "$top/tests/guest/two-guests.sh" --no-build \
+                --client-dev "${devs[0]}" --server-dev "${devs[1]}" \
+                --log-dir "$build/two-guests/${devs[0]}-${devs[1]}" 2>&1 |
+                sed "s/^two-guests: /interop-$side: /" |
+                tee "$logdir/interop-$side.log" | grep -E '^(not )?ok|^  #'
+            count "interop-$side" "$logdir/interop-$side.log"
+        done
         ;;
     fuzz)
         run_script fuzz '^(\[fuzz\] (FAIL|replay on)|executions:|crashes:|  /|coverage )' \
