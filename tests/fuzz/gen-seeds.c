@@ -185,7 +185,98 @@ static void user_mr(Seed *s, uint32_t access_xor)
                      .len = 2 * PAGE + 0x100 });
 }
 
+/* A frame from the link to QP @qp (PfFrame), @data its payload or XOR */
+static void frame(Seed *s, PfFrame a, const void *data, size_t len)
+{
+    op(s, PF_OP_FRAME, &a, sizeof(a), data, len);
+}
+
 /* Scenarios */
+
+/*
+ * Requests from the link to the responder of an RC pair's QP 1 (which is
+ * connected to GID 0, where the frames come from): a SEND of one and of
+ * three packets, a WRITE, a READ, an atomic, a duplicate, a PSN from the
+ * future, a packet changed after the build; and a UD SEND.
+ */
+static void seed_wire_requests(Seed *s)
+{
+    uint8_t data[200], x[16] = { 0, 0, 0, 0, 0xff };
+
+    memset(data, 0x5a, sizeof(data));
+    fixture(s);
+    rc_pair(s, (PfRcPair) { .rcq = CQ1 });
+    recv1(s, 1, 0xb0001, PAGE, 256);
+    recv1(s, 1, 0xb0002, 2 * PAGE, 4096);
+    frame(s, (PfFrame) { .opcode = 0x04, .qp = 1, .ackreq = 1 }, data, 64);
+    frame(s, (PfFrame) { .opcode = 0x00, .qp = 1, .psn = 0x101 }, data, 150);
+    frame(s, (PfFrame) { .opcode = 0x01, .qp = 1, .psn = 0x102 }, data, 150);
+    frame(s, (PfFrame) { .opcode = 0x03, .qp = 1, .psn = 0x103, .ackreq = 3,
+                         .imm = 0x01020304 }, data, 17);
+    frame(s, (PfFrame) { .opcode = 0x0a, .qp = 1, .psn = 0x104, .ackreq = 1,
+                         .va = 0 }, data, 100);
+    frame(s, (PfFrame) { .opcode = 0x0c, .qp = 1, .psn = 0x105,
+                         .dma_len = 3000 }, NULL, 0);
+    frame(s, (PfFrame) { .opcode = 0x14, .qp = 1, .psn = 0x106,
+                         .swap_add = 5 }, NULL, 0);
+    frame(s, (PfFrame) { .flags = PF_FRAME_TWICE, .opcode = 0x14, .qp = 1,
+                         .psn = 0x106, .swap_add = 5 }, NULL, 0);
+    frame(s, (PfFrame) { .opcode = 0x04, .qp = 1, .psn = 0x300,
+                         .ackreq = 1 }, data, 8);
+    frame(s, (PfFrame) { .flags = PF_FRAME_XOR, .opcode = 0x0a, .qp = 1,
+                         .psn = 0x107 }, x, sizeof(x));
+    ud_qp(s, (PfUdQp) { .rcq = CQ1 });
+    recv1(s, 2, 0xc0001, 3 * PAGE, 512);
+    frame(s, (PfFrame) { .opcode = 0x64, .qp = 2, .src_qpn = 7 }, data, 100);
+    poll_all(s);
+}
+
+/*
+ * Responses from the link to the requester of an RC pair's QP 0: ACKs,
+ * each kind of NAK, READ responses and an atomic ACK at PSNs it has and
+ * has not sent, while it waits for its own WRs.
+ */
+static void seed_wire_responses(Seed *s)
+{
+    uint8_t data[64];
+    static const uint8_t syn[] = { 0x00, 0x1f, 0x21, 0x60, 0x61, 0x62, 0x63,
+                                   0x7f };
+
+    memset(data, 0x3c, sizeof(data));
+    fixture(s);
+    rc_pair(s, (PfRcPair) { .rcq = CQ1 });
+    send1(s, 0, PVRDMA_WR_RDMA_WRITE, 1, 0, 64);
+    for (size_t i = 0; i < sizeof(syn); i++) {
+        frame(s, (PfFrame) { .opcode = 0x11, .qp = 0,
+                             .psn = 0x100 + i, .syndrome = syn[i] },
+              NULL, 0);
+    }
+    frame(s, (PfFrame) { .opcode = 0x10, .qp = 0, .psn = 0x101 }, data, 64);
+    frame(s, (PfFrame) { .opcode = 0x0d, .qp = 0, .psn = 0x101 }, data, 64);
+    frame(s, (PfFrame) { .opcode = 0x12, .qp = 0, .psn = 0x101,
+                         .orig = 42 }, NULL, 0);
+    poll_all(s);
+}
+
+/* Frames that are not RoCE, or are cut, or lie about their lengths. */
+static void seed_wire_raw(Seed *s)
+{
+    uint8_t f[80] = {
+        0x52, 0x54, 0x00, 0x12, 0x34, 0x56, 0x52, 0x54, 0x00, 0x65, 0x43,
+        0x21, 0x08, 0x00,                           /* Ethernet, IPv4 */
+        0x45, 0x00, 0x07, 0xd0, 0, 0, 0x40, 0, 64, 17, 0, 0,
+        10, 0, 2, 15, 10, 0, 2, 15,                 /* to GID 0 */
+        0xc0, 0x01, 0x12, 0xb7, 0xff, 0xff, 0, 0,   /* UDP to 4791 */
+        0x04, 0, 0xff, 0xff, 0, 0, 0, 2, 0, 0, 1, 0, /* SEND_ONLY */
+    };
+
+    fixture(s);
+    rc_pair(s, (PfRcPair) { .rcq = CQ1 });
+    for (size_t cut = 1; cut <= sizeof(f); cut += 13) {
+        frame(s, (PfFrame) { .flags = PF_FRAME_RAW }, f, cut);
+    }
+    poll_all(s);
+}
 
 static void seed_rc_send(Seed *s)
 {
@@ -1094,6 +1185,9 @@ static const struct {
     void (*fn)(Seed *s);
 } seeds[] = {
     { "rc-send", seed_rc_send },
+    { "wire-requests", seed_wire_requests },
+    { "wire-responses", seed_wire_responses },
+    { "wire-raw", seed_wire_raw },
     { "rc-write", seed_rc_write },
     { "rc-read", seed_rc_read },
     { "rc-atomics", seed_rc_atomics },

@@ -45,6 +45,8 @@
 #include "hw/pci/pci_device.h"
 #include "hw/pci/pci_regs.h"
 #include "hw/rdma/vmw/pvrdma_abi.h"
+#include "hw/rdma/soft/rdma_soft_wire.h"
+#include "net/net.h"
 #include "monitor/qdev.h"
 #include "tests/qtest/libqtest.h"
 #include "tests/qtest/libqos/pci.h"
@@ -54,6 +56,8 @@
 
 #define PF_SLOT         0x10        /* pc: 00:10.x; q35: the root port */
 #define PF_NIC          "pf-nic0"
+#define PF_NETDEV       "pf-n0"         /* function 0's netdev, a hub port */
+#define PF_WIRE         "pf-wire"       /* the frames' injector (PF_OP_FRAME) */
 #define PF_MMCFG        0xb0000000u /* q35: where "firmware" puts MMCFG */
 #define PF_RAM          (32 * MiB)
 #define PF_PAGE         4096
@@ -138,7 +142,7 @@ static bool pf_trace;
 static const char *const pf_op_names[PF_OP_MAX] = {
     "reg", "uar", "pci", "msix", "mem", "clock", "dsr", "cmd", "send",
     "recv", "poll", "link", "query", "fixture", "rc-pair", "ud-qp",
-    "unplug",
+    "unplug", "frame",
 };
 
 static const uint8_t pf_gids[3][16] = {
@@ -1406,6 +1410,95 @@ static void pf_op_link(PfState *f, const uint8_t *p, size_t len)
     error_free(err);
 }
 
+/*
+ * A frame from the link (PfFrame).  The injector is a hub port beside
+ * function 0's netdev on the same hub (pf_cmdline()): what it sends goes
+ * through the device's port filter as any peer's frame would.
+ */
+static void pf_op_frame(PfState *f, const uint8_t *p, size_t len)
+{
+    static uint8_t frame[9018];
+    static uint8_t payload[4096];
+    PfFrame a;
+    PfObj *qp, *mr;
+    RdmaSoftPkt pkt = { 0 };
+    RdmaSoftWireAddr wa = { .hop_limit = 64, .udp_sport = 0xc001 };
+    NetClientState *inj = qemu_find_netdev(PF_WIRE);
+    bool v6;
+    size_t n = 0, start, l3;
+
+    pf_args(&a, sizeof(a), &p, &len);
+    if (!inj) {
+        return;
+    }
+    if (a.flags & PF_FRAME_RAW) {
+        n = MIN(len, sizeof(frame));
+        memcpy(frame, p, n);
+        qemu_send_packet(inj, frame, n);
+        return;
+    }
+    qp = pf_obj(f, PF_QP, a.qp);
+    mr = pf_obj(f, PF_MR, 0);
+    pkt.opcode = a.opcode;
+    pkt.mask = rdma_soft_op_info(a.opcode) ?
+               rdma_soft_op_info(a.opcode)->mask : 0;
+    pkt.psn = (a.psn ? a.psn : 0x100) & 0xffffff;
+    pkt.dest_qpn = ((qp ? qp->qpn : 1) ^ a.qpn_xor) & 0xffffff;
+    pkt.ackreq = a.ackreq & 1;
+    pkt.se = a.ackreq & 2;
+    pkt.va = a.va ? a.va : f->data;
+    pkt.rkey = a.rkey ? a.rkey : mr ? mr->rkey : 0;
+    pkt.swap_add = a.swap_add;
+    pkt.compare = a.compare;
+    pkt.syndrome = a.syndrome;
+    pkt.msn = a.msn & 0xffffff;
+    pkt.orig = a.orig;
+    pkt.imm = a.imm;
+    pkt.inv_rkey = a.inv_rkey;
+    pkt.qkey = a.qkey ? a.qkey : 0x1234;
+    pkt.src_qpn = a.src_qpn & 0xffffff;
+    /*
+     * From and to GIDs of pf_gids[] (ackreq bits 2-3 and 4-5); the default,
+     * GID 0 both ways, is what the target's RC pairs are connected to.
+     */
+    memcpy(pkt.sgid, pf_gids[((a.ackreq >> 2) & 3) % 3], 16);
+    memcpy(pkt.dgid, pf_gids[((a.ackreq >> 4) & 3) % 3], 16);
+    if (!(a.flags & PF_FRAME_XOR) && (pkt.mask & RDMA_PKT_PAYLOAD)) {
+        pkt.paylen = MIN(len, sizeof(payload));
+        memcpy(payload, p, pkt.paylen);
+    }
+    pkt.dma_len = a.dma_len ? a.dma_len : pkt.paylen;
+    memcpy(wa.dst_mac, "\x52\x54\x00\x12\x34\x56", 6);
+    memcpy(wa.src_mac, "\x52\x54\x00\x65\x43\x21", 6);
+    wa.vlan = a.flags & PF_FRAME_VLAN;
+    n = rdma_soft_wire_build(frame, sizeof(frame), &pkt, &wa, payload);
+    if (!n) {
+        return;                 /* not a frame the layer can build */
+    }
+    v6 = pkt.sgid[0] == 0xfe;
+    if (a.flags & PF_FRAME_XOR) {
+        /* Over the BTH and what follows; then the ICRC made good again. */
+        start = RDMA_WIRE_ETH_LEN + (wa.vlan ? RDMA_WIRE_VLAN_LEN : 0);
+        l3 = (v6 ? RDMA_WIRE_IPV6_LEN : RDMA_WIRE_IPV4_LEN) +
+             RDMA_WIRE_UDP_LEN;
+        /* (not pf_xor(): a peer breaking the rules is no excuse) */
+        for (size_t i = 0; i < MIN(n - start - l3 - RDMA_ICRC_LEN, len);
+             i++) {
+            frame[start + l3 + i] ^= p[i];
+        }
+        if (!(a.flags & PF_FRAME_ICRC)) {
+            uint32_t icrc = rdma_soft_icrc(frame + start,
+                                           n - start - RDMA_ICRC_LEN);
+
+            stl_le_p(frame + n - RDMA_ICRC_LEN, icrc);
+        }
+    }
+    qemu_send_packet(inj, frame, n);
+    if (a.flags & PF_FRAME_TWICE) {
+        qemu_send_packet(inj, frame, n);
+    }
+}
+
 static void pf_op_query(PfState *f)
 {
     qapi_free_PvrdmaInfoList(qmp_query_pvrdma(&error_abort));
@@ -1633,6 +1726,9 @@ static void pf_op(PfState *f, uint8_t op, const uint8_t *p, size_t len)
     case PF_OP_UNPLUG:
         pf_op_unplug(f, p, len);
         break;
+    case PF_OP_FRAME:
+        pf_op_frame(f, p, len);
+        break;
     }
 }
 
@@ -1761,9 +1857,9 @@ static void pf_replug(PfState *f)
     if (!object_resolve_path("/machine/peripheral/" PF_NIC, NULL)) {
         pf_plug(f, "vmxnet3", f->q35 ?
                 "id=" PF_NIC ",addr=0.0,multifunction=on,romfile=,"
-                "mac=52:54:00:12:34:56" :
+                "mac=52:54:00:12:34:56,netdev=" PF_NETDEV :
                 "id=" PF_NIC ",addr=10.0,multifunction=on,romfile=,"
-                "mac=52:54:00:12:34:56");
+                "mac=52:54:00:12:34:56,netdev=" PF_NETDEV);
     }
     if (!object_resolve_path("/machine/peripheral/rdma", NULL)) {
         pf_plug(f, "pvrdma", rdma);
@@ -1927,8 +2023,11 @@ static GString *pf_cmdline(FuzzTarget *t)
     }
     g_string_append_printf(cmd, " -m 32M -display none -nodefaults"
                            " -global apic-common.vapic=off"
+                           " -netdev hubport,id=" PF_NETDEV ",hubid=0"
+                           " -netdev hubport,id=" PF_WIRE ",hubid=0"
                            " -device vmxnet3,id=" PF_NIC ",%s,"
-                           "multifunction=on,mac=52:54:00:12:34:56,romfile="
+                           "netdev=" PF_NETDEV ",multifunction=on,"
+                           "mac=52:54:00:12:34:56,romfile="
                            " -device pvrdma,id=rdma,%s,%s",
                            pf.q35 ? "bus=rp0,addr=0.0" : "addr=10.0",
                            pf.q35 ? "bus=rp0,addr=0.1" : "addr=10.1",

@@ -50,6 +50,7 @@ enum {
     PF_OP_RC_PAIR,      /* PfRcPair: two RC QPs connected to each other */
     PF_OP_UD_QP,        /* PfUdQp: a UD or GSI QP brought to RTS */
     PF_OP_UNPLUG,       /* PfUnplug: hot-unplug the slot (ACPI / PCIe) */
+    PF_OP_FRAME,        /* PfFrame + bytes: a frame from the link */
     PF_OP_MAX
 };
 
@@ -277,5 +278,42 @@ typedef struct QEMU_PACKED PfUdQp {
     uint8_t pad[3];
     uint32_t qkey;      /* 0: 0x1234 (GSI: 0x80010000) */
 } PfUdQp;
+
+/*
+ * A frame arrives on function 0's link, as a peer on the Ethernet would
+ * send it.  The target builds a RoCE v2 frame (good ICRC) to a QP of the
+ * input from the fields below, with the bytes after the structure as its
+ * payload; or, with PF_FRAME_XOR, XORs those bytes over the frame it
+ * built (from its BTH on, the ICRC made good again unless PF_FRAME_ICRC);
+ * or with PF_FRAME_RAW sends them as they are.
+ */
+enum {
+    PF_FRAME_RAW = 1 << 0,
+    PF_FRAME_XOR = 1 << 1,
+    PF_FRAME_ICRC = 1 << 2,     /* with XOR: leave the ICRC as it is */
+    PF_FRAME_VLAN = 1 << 3,
+    PF_FRAME_TWICE = 1 << 4,    /* the same frame again: a duplicate */
+};
+
+typedef struct QEMU_PACKED PfFrame {
+    uint8_t flags;      /* PF_FRAME_* */
+    uint8_t opcode;     /* BTH opcode (any byte) */
+    uint8_t qp;         /* destination: selector of a QP of the input */
+    uint8_t ackreq;     /* bit 0: AckReq; bit 1: SE; bits 2-3, 4-5: the
+                         * source and destination GIDs (pf_gids[], mod 3) */
+    uint32_t psn;       /* 0: 0x100, the PSN the target's QPs start at */
+    uint32_t qpn_xor;   /* XORed over the destination QP number */
+    uint32_t rkey;      /* 0: the fixture's DMA MR key */
+    uint64_t va;        /* RETH / AtomicETH address (0: a data buffer) */
+    uint32_t dma_len;   /* RETH DMA length (0: the payload length) */
+    uint8_t syndrome;   /* AETH */
+    uint8_t pad[3];
+    uint32_t msn;
+    uint64_t swap_add, compare;
+    uint64_t orig;      /* AtomicAckETH */
+    uint32_t imm, inv_rkey;
+    uint32_t qkey;      /* DETH (0: 0x1234) */
+    uint32_t src_qpn;   /* DETH */
+} PfFrame;
 
 #endif
