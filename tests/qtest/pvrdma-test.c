@@ -691,7 +691,7 @@ static void test_cmd_qp_modify_rc_ranges(void)
     BAD_RTR(path_mtu, 6);
     BAD_RTR(dest_qp_num, 1u << 24);
     BAD_RTR(rq_psn, 1u << 24);
-    BAD_RTR(max_dest_rd_atomic, 17);
+    BAD_RTR(max_dest_rd_atomic, 129);
     BAD_RTR(min_rnr_timer, 32);
     BAD_RTR(ah_attr.grh.sgid_index, 16);
     BAD_RTR(ah_attr.port_num, 3);
