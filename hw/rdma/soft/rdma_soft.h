@@ -43,13 +43,12 @@
 typedef struct RdmaSoft RdmaSoft;
 
 /*
- * QEMU builds with -ftrivial-auto-var-init=zero, which clears every local
- * variable on entry.  The engine's scatter lists (1.5 KiB each), packets
- * and loopback queue are written before they are read; clearing them was
- * most of what the engine cost a doorbell (perf during ib_write_lat: the
- * memsets of a few KiB of stack per packet).  Only for those.
+ * The engine's scatter lists (1.5 KiB each), packets and loopback queue
+ * are written before they are read; clearing them (RDMA_UNINIT) was most
+ * of what the engine cost a doorbell (perf during ib_write_lat: the
+ * memsets of a few KiB of stack per packet).
  */
-#define RDMA_SOFT_UNINIT    __attribute__((uninitialized))
+#define RDMA_SOFT_UNINIT    RDMA_UNINIT
 
 /*
  * A send WR the requester took from the front-end, until it completes.

@@ -246,9 +246,15 @@ static void pvrdma_qp_fatal(PvrdmaState *s, RdmaQp *qp, const char *why)
  */
 static void pvrdma_process_sq(PvrdmaState *s, RdmaQp *qp)
 {
-    uint8_t buf[PVRDMA_WQE_MAX];
+    /*
+     * Not cleared (2.4 KiB per doorbell): pvrdma_parse_send() reads only
+     * what pvrdma_fetch() copied (the header and num_sge <= max_send_sge
+     * SGEs, which the WQE size checked at creation holds), and the
+     * backends read wr's SGEs up to num_sge; the rest of wr is set here.
+     */
+    RDMA_UNINIT uint8_t buf[PVRDMA_WQE_MAX];
     PvrdmaRingMap r;
-    RdmaSendWr wr;
+    RDMA_UNINIT RdmaSendWr wr;
     uint32_t head, tail;
     bool flushing;
     int ret;
