@@ -12,29 +12,11 @@
 #include "qemu/osdep.h"
 #include "qapi/error.h"
 #include "rdma_soft.h"
-#include "rdma_soft_wire.h"
 #include "hw/rdma/trace.h"
 
 static void rdma_soft_limits(RdmaBackend *be, RdmaDevLimits *l)
 {
     /* The engine has no limits of its own beyond the device's. */
-}
-
-/*
- * The largest IB MTU (code) a frame of Ethernet MTU @mtu carries with the
- * largest headers (IPv6, UDP, BTH, an AtomicETH, ICRC), as Linux does.
- */
-static uint32_t rdma_soft_ib_mtu(unsigned mtu)
-{
-    unsigned room = mtu - MIN(mtu, RDMA_WIRE_IPV6_LEN + RDMA_WIRE_UDP_LEN +
-                                   RDMA_BTH_LEN + 4 + RDMA_ATMETH_LEN +
-                                   RDMA_ICRC_LEN);
-    uint32_t code = 1;              /* 256 */
-
-    while (code < 5 && (256u << code) <= room) {
-        code++;
-    }
-    return code;
 }
 
 static void rdma_soft_query_port(RdmaBackend *be, RdmaPortAttr *attr)
@@ -44,7 +26,7 @@ static void rdma_soft_query_port(RdmaBackend *be, RdmaPortAttr *attr)
     /* Function 0's Ethernet: 1500 bytes carry 1024, 9000 carry 4096. */
     attr->active = true;
     attr->max_mtu = 5;              /* 4096 */
-    attr->active_mtu = rdma_soft_ib_mtu(rdma_soft_port_mtu(s));
+    attr->active_mtu = rdma_soft_port_ib_mtu(s);
     attr->max_msg_sz = 1u << 31;
     attr->active_width = 2;         /* 4X */
     attr->active_speed = 32;        /* EDR */

@@ -249,7 +249,8 @@ bool rdma_soft_atomic(PCIDevice *pdev, RdmaSoftSgl *remote,
 /* The longest RNR timer of the IB spec (table 45): 655.36 ms */
 #define RDMA_SOFT_RNR_MAX_NS    (65536 * 10000ll)
 #define RDMA_SOFT_MAX_MSG       (1ull << 31)
-#define RDMA_SOFT_UD_MTU        1024        /* the port's active MTU */
+/* UD: a message is one packet, at most the port's active MTU (4096). */
+#define RDMA_SOFT_UD_MAX        4096
 void rdma_soft_post_send(RdmaBackend *be, RdmaQp *qp, const RdmaSendWr *wr);
 void rdma_soft_req_run(RdmaSoftQp *sqp);
 uint64_t rdma_soft_req_step_bytes(RdmaSoftQp *sqp);
@@ -303,6 +304,7 @@ void rdma_soft_port_detach(RdmaSoft *soft);
 void rdma_soft_port_send(RdmaSoft *soft, const RdmaSoftPkt *pkt);
 void rdma_soft_port_run(RdmaSoft *soft);
 unsigned rdma_soft_port_mtu(RdmaSoft *soft);
+uint32_t rdma_soft_port_ib_mtu(RdmaSoft *soft);
 const char *rdma_soft_port_netdev(RdmaSoft *soft);
 
 #endif

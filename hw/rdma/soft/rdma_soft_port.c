@@ -83,6 +83,25 @@ unsigned rdma_soft_port_mtu(RdmaSoft *soft)
     return n->mtu;
 }
 
+/*
+ * The port's active IB MTU (code 1..5): the largest a frame of the
+ * Ethernet MTU carries with the largest headers (IPv6, UDP, BTH, an
+ * AtomicETH, ICRC), as Linux computes it.
+ */
+uint32_t rdma_soft_port_ib_mtu(RdmaSoft *soft)
+{
+    unsigned mtu = rdma_soft_port_mtu(soft);
+    unsigned room = mtu - MIN(mtu, RDMA_WIRE_IPV6_LEN + RDMA_WIRE_UDP_LEN +
+                                   RDMA_BTH_LEN + 4 + RDMA_ATMETH_LEN +
+                                   RDMA_ICRC_LEN);
+    uint32_t code = 1;              /* 256 */
+
+    while (code < 5 && (256u << code) <= room) {
+        code++;
+    }
+    return code;
+}
+
 /* The vmxnet3's queue: where the port's frames leave from. */
 static NetClientState *rdma_soft_port_nic(RdmaSoftPort *port)
 {

@@ -119,7 +119,7 @@ uint64_t rdma_soft_pmtu(const RdmaQp *qp)
     const RdmaSoftQp *sqp = qp->be;
 
     if (qp->type != RDMA_QPT_RC) {
-        return RDMA_SOFT_UD_MTU;
+        return RDMA_SOFT_UD_MAX;
     }
     if (!sqp->remote) {
         return RDMA_WR_STEP;
@@ -243,7 +243,8 @@ static bool rdma_soft_wqe_start(RdmaSoftQp *sqp, RdmaSoftWqe *w)
         return false;
     }
     if (local.total > RDMA_SOFT_MAX_MSG ||
-        (qp->type != RDMA_QPT_RC && local.total > RDMA_SOFT_UD_MTU) ||
+        (qp->type != RDMA_QPT_RC &&
+         local.total > 128u << rdma_soft_port_ib_mtu(sqp->soft)) ||
         (rdma_soft_is_atomic(wr->opcode) && local.total != 8)) {
         rdma_soft_fail_wqe(sqp, w, RDMA_WC_LOC_LEN_ERR);
         return false;
