@@ -29,6 +29,7 @@
 #include "qemu/iov.h"
 #include "qom/object_interfaces.h"
 #include "net/filter.h"
+#include "system/runstate.h"
 #include "hw/net/vmxnet3_defs.h"
 #include "rdma_soft.h"
 #include "rdma_soft_wire.h"
@@ -219,6 +220,18 @@ static ssize_t rdma_soft_port_rx(NetFilterState *nf, NetClientState *sender,
     }
     if (!rdma_soft_port_parse(soft, frame, size, &pkt)) {
         return 0;                   /* to the vmxnet3 */
+    }
+    /*
+     * A stopped VM takes nothing from the link, as its NIC does not (the
+     * net layer holds frames for a stopped VM, but only after the
+     * filters).  Above all, a source paused at the end of a migration
+     * must not execute and acknowledge a request whose effect the
+     * destination would never see; dropped, the request comes again to
+     * the destination.
+     */
+    if (!runstate_is_running()) {
+        soft->stats.rx_dropped++;
+        return size;
     }
     /*
      * A frame can arrive from inside the engine: its own frame went out
