@@ -34,6 +34,7 @@ typedef struct Relay {
     int port[2];                    /* where A, B listen */
     GRand *rand;
     double drop, dup, reorder;      /* probabilities per frame */
+    int cut;                        /* drop every frame, both ways */
     GThread *thread;
     int stop;
     /* counted by the relay thread, read when it has stopped */
@@ -61,16 +62,25 @@ static int free_udp_port(void)
     return ntohs(sa.sin_port);
 }
 
-static Dp *link_side(const uint8_t *mac, int local, int remote,
-                     const uint8_t *g0, const uint8_t *g1)
+static char *link_nic(const uint8_t *mac)
 {
-    g_autofree char *nic = g_strdup_printf(
-        "netdev=n0,mac=%02x:%02x:%02x:%02x:%02x:%02x",
-        mac[0], mac[1], mac[2], mac[3], mac[4], mac[5]);
-    g_autofree char *extra = g_strdup_printf(
+    return g_strdup_printf("netdev=n0,mac=%02x:%02x:%02x:%02x:%02x:%02x",
+                           mac[0], mac[1], mac[2], mac[3], mac[4], mac[5]);
+}
+
+static char *link_netdev(int local, int remote)
+{
+    return g_strdup_printf(
         " -netdev dgram,id=n0,local.type=inet,local.host=127.0.0.1,"
         "local.port=%d,remote.type=inet,remote.host=127.0.0.1,"
         "remote.port=%d", local, remote);
+}
+
+static Dp *link_side(const uint8_t *mac, int local, int remote,
+                     const uint8_t *g0, const uint8_t *g1)
+{
+    g_autofree char *nic = link_nic(mac);
+    g_autofree char *extra = link_netdev(local, remote);
     Pv *pv = pv_start_nic(nic, extra);
 
     pv_load(pv);
@@ -107,7 +117,7 @@ static int udp_socket(int *port)
 static void relay_send(Relay *r, int to, const void *buf, ssize_t len)
 {
     struct sockaddr_in sa = { .sin_family = AF_INET,
-                              .sin_port = htons(r->port[to]),
+                              .sin_port = htons(qatomic_read(&r->port[to])),
                               .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
 
     sendto(r->fd[to], buf, len, 0, (struct sockaddr *)&sa, sizeof(sa));
@@ -139,7 +149,8 @@ static gpointer relay_thread(gpointer opaque)
                 continue;
             }
             r->frames++;
-            if (g_rand_double(r->rand) < r->drop) {
+            if (qatomic_read(&r->cut) ||
+                g_rand_double(r->rand) < r->drop) {
                 r->dropped++;
                 continue;
             }
@@ -537,6 +548,167 @@ static void test_wire_lossy(void)
     link_down(&l);
 }
 
+/* The state of @qts's outgoing or incoming migration. */
+static char *mig_status(QTestState *qts)
+{
+    QDict *resp = qtest_qmp(qts, "{ 'execute': 'query-migrate' }");
+    QDict *ret = qdict_get_qdict(resp, "return");
+    char *st = g_strdup(ret && qdict_haskey(ret, "status") ?
+                        qdict_get_str(ret, "status") : "none");
+
+    qobject_unref(resp);
+    return st;
+}
+
+static void mig_wait(QTestState *qts)
+{
+    gint64 end = g_get_monotonic_time() + 60 * G_USEC_PER_SEC;
+
+    for (;;) {
+        g_autofree char *st = mig_status(qts);
+
+        if (!strcmp(st, "completed")) {
+            return;
+        }
+        g_assert_cmpstr(st, !=, "failed");
+        g_assert_cmpint(g_get_monotonic_time(), <, end);
+        g_usleep(2000);
+    }
+}
+
+/*
+ * Migrate device A of @l, whose peer B goes on, to a new QEMU on this
+ * machine; it listens on a new port, which the relay sends to from then
+ * on, and a link the test cut (Relay.cut) works again.
+ */
+static void migrate_a(Link *l)
+{
+    Relay *r = l->relay;
+    g_autofree char *dir = g_dir_make_tmp("pvrdma-wire-XXXXXX", NULL);
+    g_autofree char *uri = g_strdup_printf("unix:%s/mig.sock", dir);
+    g_autofree char *sock = g_strdup_printf("%s/mig.sock", dir);
+    g_autofree char *nic = link_nic(mac_a);
+    int port = free_udp_port();
+    g_autofree char *netdev = NULL;
+    g_autofree char *extra = NULL;
+    QTestState *dst;
+    struct sockaddr_in sa;
+    socklen_t len = sizeof(sa);
+
+    /* The new A sends where the old one did: the relay's socket for A. */
+    g_assert_cmpint(getsockname(r->fd[0], (struct sockaddr *)&sa, &len), ==,
+                    0);
+    netdev = link_netdev(port, ntohs(sa.sin_port));
+    extra = g_strdup_printf("%s -incoming defer", netdev);
+    dst = pv_qemu_start_nic(nic, extra);
+    qtest_qmp_assert_success(dst, "{ 'execute': 'migrate-incoming', "
+                             "'arguments': { 'uri': %s } }", uri);
+    qtest_qmp_assert_success(l->a->pv->qts, "{ 'execute': 'migrate', "
+                             "'arguments': { 'uri': %s } }", uri);
+    mig_wait(l->a->pv->qts);
+    mig_wait(dst);
+    qtest_quit(l->a->pv->qts);
+    pv_move(l->a->pv, dst);
+    qatomic_set(&r->port[0], port);
+    l->port_a = port;
+    qatomic_set(&r->cut, 0);
+    unlink(sock);
+    rmdir(dir);
+}
+
+/*
+ * Migration with a peer on the link: A migrates while a SEND waits for
+ * B's receive (first round: RNR) or for the ACK of packets the link lost
+ * (second round: the frames in flight at the switch-over), with a WRITE
+ * waiting behind it.  After it A's requester goes on from its migrated
+ * state (RNR timer; retransmission timer), B gets every byte once, and
+ * A's CQEs come.
+ */
+static void test_wire_migration(void)
+{
+    Link l = link_up_lossy(1, 0, 0, 0);
+    PvQp *qa, *qb;
+    uint64_t src = l.a->mem, dst = l.b->mem, rb = l.b->mem + 8 * PAGE;
+    PvrdmaSge s;
+
+    wire_pair_timeout(&l, &qa, &qb, 1, 10);
+    for (int round = 0; round < 2; round++) {
+        uint8_t seed = 0x90 + round;
+
+        fill(l.a, src, 3000, seed);
+        fill(l.a, src + 4 * PAGE, 10000, seed + 1);
+        if (round == 1) {
+            post_recv1(l.b, qb, 0xb10 + round, dst, 4096);
+            qatomic_set(&l.relay->cut, 1);
+        }
+        s = sge(src, 3000, l.a->lkey);
+        post_send(l.a, qa, wqe(0xa10 + round, PVRDMA_WR_SEND,
+                               PVRDMA_SEND_SIGNALED, 1), &s, 1);
+        s = sge(src + 4 * PAGE, 10000, l.a->lkey);
+        post_send(l.a, qa, wqe_rdma(0xa20 + round, PVRDMA_WR_RDMA_WRITE,
+                                    PVRDMA_SEND_SIGNALED, 1, rb, l.b->lkey),
+                  &s, 1);
+        g_usleep(50 * 1000);        /* the RNR NAK is back at A */
+        expect_no_cqe(l.a, l.a->scq);
+        migrate_a(&l);
+        if (round == 0) {
+            post_recv1(l.b, qb, 0xb10 + round, dst, 4096);
+        }
+        wait_cq(&l, l.b, l.b->rcq);
+        expect_recv(l.b, l.b->rcq, 0xb10 + round, PVRDMA_WC_RECV, 3000, qb,
+                    qa, 0, 0);
+        wait_cq(&l, l.a, l.a->scq);
+        expect_rc_success(l.a, l.a->scq, 0xa10 + round, PVRDMA_WC_SEND, 3000,
+                          qa);
+        wait_cq(&l, l.a, l.a->scq);
+        expect_rc_success(l.a, l.a->scq, 0xa20 + round, PVRDMA_WC_RDMA_WRITE,
+                          10000, qa);
+        check_fill(l.b, dst, 3000, seed, 0);
+        check_fill(l.b, rb, 10000, seed + 1, 0);
+        expect_no_cqe(l.b, l.b->rcq);
+    }
+    g_test_message("A after two migrations: %" PRIu64 " timeouts, %" PRIu64
+                   " retransmits; B: %" PRIu64 " duplicates",
+                   roce_stat(l.a, "timeouts"), roce_stat(l.a, "retransmits"),
+                   roce_stat(l.b, "duplicates"));
+    /* The lost SEND came again from the destination's timer. */
+    g_assert_cmpuint(roce_stat(l.a, "timeouts"), >, 0);
+    link_down(&l);
+}
+
+/*
+ * A stopped VM takes no frame from the link.  The source of a migration
+ * stays paused after its state was sent: a request it executed and
+ * acknowledged then would be lost to the destination.  While A is
+ * stopped, B's SEND is not acknowledged; once A runs, B's retransmission
+ * delivers it.
+ */
+static void test_wire_stopped_vm_takes_no_frames(void)
+{
+    Link l = link_up();
+    PvQp *qa, *qb;
+    PvrdmaSge s = sge(l.b->mem, 64, l.b->lkey);
+
+    wire_pair_timeout(&l, &qa, &qb, 12, 10);
+    post_recv1(l.a, qa, 0xa1, l.a->mem, 64);
+    fill(l.b, l.b->mem, 64, 0x71);
+    qtest_qmp_assert_success(l.a->pv->qts, "{ 'execute': 'stop' }");
+    post_send(l.b, qb, wqe(0xb1, PVRDMA_WR_SEND, PVRDMA_SEND_SIGNALED, 1),
+              &s, 1);
+    g_usleep(200 * 1000);
+    main_loop_run(l.a);
+    expect_no_cqe(l.b, l.b->scq);
+    g_assert_cmpuint(pv_ring_count(l.a->pv, &l.a->rcq->ring), ==, 0);
+    qtest_qmp_assert_success(l.a->pv->qts, "{ 'execute': 'cont' }");
+    wait_cq(&l, l.a, l.a->rcq);
+    expect_recv(l.a, l.a->rcq, 0xa1, PVRDMA_WC_RECV, 64, qa, qb, 0, 0);
+    wait_cq(&l, l.b, l.b->scq);
+    expect_rc_success(l.b, l.b->scq, 0xb1, PVRDMA_WC_SEND, 64, qb);
+    check_fill(l.a, l.a->mem, 64, 0x71, 0);
+    g_assert_cmpuint(roce_stat(l.a, "rx-dropped"), >, 0);
+    link_down(&l);
+}
+
 /* Send @len bytes of @buf from the test to B's netdev, as a host would. */
 static void send_to(int port, const void *buf, size_t len)
 {
@@ -630,5 +802,8 @@ int main(int argc, char **argv)
     qtest_add_func("/pvrdma/wire/ud/send", test_wire_ud);
     qtest_add_func("/pvrdma/wire/hostile-frames", test_wire_hostile_frames);
     qtest_add_func("/pvrdma/wire/rc/lossy", test_wire_lossy);
+    qtest_add_func("/pvrdma/wire/migration", test_wire_migration);
+    qtest_add_func("/pvrdma/wire/regression/stopped-vm-takes-no-frames",
+                   test_wire_stopped_vm_takes_no_frames);
     return g_test_run();
 }
