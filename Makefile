@@ -7,11 +7,12 @@
 #                   host VM with Soft-RoCE, on -device pvrdma,ibdev=rxe0
 #                   (tests/hostvm), and make patches applied to a pristine
 #                   QEMU 10.0, built and its qtests run (10-15 minutes)
-#   make run        boot a Debian guest with the device, show ibv_devinfo and
-#                   run an RDMA ping-pong on it
-#   make bench      pvrdma against Linux Soft-RoCE (rxe) in one TCG guest boot,
-#                   the host's memcpy bandwidth, and make bench-mr (figures,
-#                   not a test)
+#   make run        boot two Debian guests with the device on one link, show
+#                   ibv_devinfo in each and run an RDMA ping-pong between them
+#   make bench      pvrdma against Linux Soft-RoCE (rxe) in one TCG guest boot
+#                   and between two guests on one link (next to the link's
+#                   own ceiling), the host's memcpy bandwidth, and make
+#                   bench-mr (figures, not a test)
 #   make bench-migration  what live migration costs: the device's state size
 #                   and save/load time, and a guest's downtime with and
 #                   without the device (figures, not a test)
@@ -52,7 +53,7 @@ PREFIX   ?= /usr/local
 DESTDIR  ?=
 
 help:
-	@sed -n '2,27p' Makefile | sed 's/^# \{0,1\}//'
+	@sed -n '2,/^# Everything generated/p' Makefile | sed 's/^# \{0,1\}//'
 
 deps:
 	@bash scripts/apt-setup.sh $(BUILD_DEPS)
@@ -114,6 +115,7 @@ bench: build
 	@bash scripts/apt-setup.sh $(GUEST_DEPS)
 	@bash tests/bench/mr-reg-bench.sh
 	@bash tests/bench/run-bench.sh $(QEMU) $(BUILD)/guest
+	@bash tests/bench/g2g-bench.sh $(QEMU) $(BUILD)/guest
 
 bench-mr:
 	@bash tests/bench/mr-reg-bench.sh

@@ -23,7 +23,15 @@
 #                     ibv_ud_pingpong,ib_write_bw,ib_read_bw,ib_atomic_bw,
 #                     ib_send_bw,ib_send_lat,ib_write_lat,rping); also the
 #                     other lane-2 scenarios: srq_pingpong, ib_send_bw_ud,
-#                     ib_send_lat_ud, ib_read_lat
+#                     ib_send_lat_ud, ib_read_lat.  An entry
+#                     PROGRAM:SIZE[:ITERS] has its own size and iterations
+#                     (instead of --size, --iters), so that one boot can run
+#                     a program several times: its pair is named
+#                     PROGRAM@K (K: its place in the list; sections
+#                     PROGRAM@K.<gids> in the consoles and PROGRAM@K in
+#                     joined-<gids>.log) and is judged after the others
+#                     ("ok N ib-write-bw@2 (-s 65536 -n 500) ipv4: ...");
+#                     at most 39 entries then
 #   --gids LIST       GID families: ipv4 (the IPv4-mapped GID), ipv6 (the
 #                     link-local GID); default ipv4,ipv6
 #   --iters N         iterations (-n; rping -C stays 10; default 100)
@@ -37,6 +45,11 @@
 #                     as check.sh judges them), *.err
 #   --pcap FILE       capture guest A's netdev (both directions) to FILE:
 #                     -object filter-dump,id=d0,netdev=n0,file=FILE
+#   --info            each guest also runs init's scenario info before the
+#                     pairs (ibv_devinfo and the GID table: console section
+#                     "info", which make run shows)
+#   --append 'ARGS'   more kernel command line for both guests (e.g.
+#                     pvrdma.verbose=1: --info shows ibv_devinfo -v)
 #   --no-build        do not run build-guest.sh first
 #
 # Environment: QEMU (default build/qemu/qemu-system-x86_64), GUEST_DIR
@@ -68,6 +81,8 @@ dp_timeout=60
 logdir=$top/build/two-guests
 pcap=
 build=1
+info=0
+kappend=
 while [ $# -gt 0 ]; do
     case $1 in
         --server-dev) server_dev=$2; shift 2 ;;
@@ -81,6 +96,8 @@ while [ $# -gt 0 ]; do
         --log-dir) logdir=$2; shift 2 ;;
         --pcap) pcap=$2; shift 2 ;;
         --no-build) build=0; shift ;;
+        --info) info=1; shift ;;
+        --append) kappend=$2; shift 2 ;;
         -h|--help) sed -n '/^# Usage/,/^set -uo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
         *) die "unknown option $1 (see --help)" ;;
     esac
@@ -97,15 +114,32 @@ for f in $(echo "$gids" | tr ',' ' '); do
 done
 
 # The programs as init's scenario names (its t_<name>), which are also the
-# console sections, and check.sh's test names (_ -> -).
+# console sections, and check.sh's test names (_ -> -).  entries: the
+# list as init gets it (NAME or NAME:SIZE[:ITERS]); scens: the plain
+# entries; tagged: K:NAME:SIZE:ITERS of the others (init's NAME@K).
 known=" rc_pingpong ud_pingpong srq_pingpong ib_send_bw ib_send_bw_ud ib_write_bw ib_read_bw ib_atomic_bw ib_send_lat ib_send_lat_ud ib_write_lat ib_read_lat rping "
-scens=()
+entries=() scens=() tagged=()
+k=0
 for p in $(echo "$programs" | tr ',' ' '); do
-    s=${p#ibv_}
-    case $known in *" $s "*) scens+=("$s") ;; *) die "unknown program '$p' (see --help)" ;; esac
+    k=$((k + 1))
+    s=${p%%:*}
+    s=${s#ibv_}
+    case $known in *" $s "*) ;; *) die "unknown program '${p%%:*}' (see --help)" ;; esac
+    if [ "${p%%:*}" = "$p" ]; then
+        entries+=("$s") scens+=("$s")
+        continue
+    fi
+    IFS=: read -r _ e_size e_iters e_more <<<"$p"
+    [ -z "$e_more" ] || die "--programs: '$p': PROGRAM:SIZE[:ITERS]"
+    for v in "$e_size" ${e_iters:+"$e_iters"}; do
+        case $v in ''|*[!0-9]*) die "--programs: '$p': SIZE and ITERS are numbers" ;; esac
+    done
+    entries+=("$s:$e_size${e_iters:+:$e_iters}")
+    tagged+=("$k:$s:$e_size:${e_iters:-$iters}")
 done
-[ ${#scens[@]} -gt 0 ] || die "--programs is empty"
-scen_list=$(IFS=,; echo "${scens[*]}")
+[ ${#entries[@]} -gt 0 ] || die "--programs is empty"
+[ ${#tagged[@]} = 0 ] || [ ${#entries[@]} -le 39 ] || die "--programs: at most 39 entries when one has a size"
+scen_list=$(IFS=,; echo "${entries[*]}")
 
 qemu=${QEMU:-$top/build/qemu/qemu-system-x86_64}
 [ -x "$qemu" ] || die "no QEMU binary at $qemu (build QEMU first, or set QEMU=)"
@@ -148,7 +182,7 @@ port_a=$(free_udp_port) && port_b=$(free_udp_port "$port_a") || die "no free UDP
 mac_a=52:54:00:0a:03:01 mac_b=52:54:00:0a:03:02
 ip_a=10.0.3.1 ip_b=10.0.3.2
 ll_a=$(ll_of_mac $mac_a) ll_b=$(ll_of_mac $mac_b)
-npairs=$(( ${#scens[@]} * $(echo "$gids" | tr ',' '\n' | grep -c .) ))
+npairs=$(( ${#entries[@]} * $(echo "$gids" | tr ',' '\n' | grep -c .) ))
 # Worst case per pair: the client waits for the server's word (its
 # deadline + 60 s) and then runs into its own deadline.
 guest_timeout=$((300 + npairs * (2 * dp_timeout + 70)))
@@ -160,6 +194,7 @@ boot() {
     local l=$1 role=$2 dev=$3 ip=$4 mac=$5 lport=$6 rport=$7 peer=$8 peer6=$9 sc append
     shift 9
     if [ "$dev" = rxe ]; then sc=rxe,two; else sc=probe,devinfo,two; fi
+    [ $info = 0 ] || sc=${sc%,two},info,two
     # no_timer_check: two TCG guests on a loaded host fail the kernel's
     # IO-APIC timer check now and then ("IO-APIC + timer doesn't work!")
     append="no_timer_check pvrdma.ip=$ip/24 pvrdma.peer=$peer pvrdma.peer6=$peer6 pvrdma.role=$role"
@@ -167,6 +202,7 @@ boot() {
     [ -z "$size" ] || append+=" pvrdma.size=$size"
     [ -z "$args" ] || append+=" pvrdma.args=$(echo "$args" | tr -s ' ' ',' | sed 's/^,//; s/,$//')"
     [ "$dev" = pvrdma ] || append+=" pvrdma.ibdev=rxe0"
+    [ -z "$kappend" ] || append+=" $kappend"
     rm -f "$logdir/$l.log" "$logdir/$l.log.rc"
     GUEST_NETDEV="dgram,id=n0,local.type=inet,local.host=127.0.0.1,local.port=$lport,remote.type=inet,remote.host=127.0.0.1,remote.port=$rport" \
     GUEST_MAC=$mac setsid "$here/run-guest.sh" --no-build --quiet --log "$logdir/$l.log" \
@@ -253,31 +289,31 @@ judge_guest b server "$server_dev" "$rc_b"
 # --- the pairs ----------------------------------------------------------------
 # Per GID family, one console log in init's pair() layout: for each pair
 # B's header and server side, A's header and client side, and A's end line.
-# check.sh --console judges it as lane 2 does.
-for fam in $(echo "$gids" | tr ',' ' '); do
-    joined=$logdir/joined-$fam.log
-    : >"$joined"
-    tests=()
-    for s in "${scens[@]}"; do
-        tests+=("${s//_/-}")
-        sb=$(section "$s.$fam" b)
-        sa=$(section "$s.$fam" a)
-        [ -n "$sb" ] || sb=$'server: (none)\n--- server (exit none: guest B printed no section '"$s.$fam"')'
-        [ -n "$sa" ] || sa=$'client: (none)\n--- client (exit none: guest A printed no section '"$s.$fam"')'
-        {
-            echo "GUEST-BEGIN: $s"
-            echo "$sb" | awk '/^--- / { exit } { print }'
-            echo "$sa" | awk '/^--- / { exit } { print }'
-            echo "$sb" | awk '/^--- / { on = 1 } /^--- end: / { exit } on'
-            echo "$sa" | awk '/^--- / { on = 1 } on'
-            echo "GUEST-END: $s"
-        } >>"$joined"
-    done
-    echo 0 >"$joined.rc"
-    cur='' ev=$logdir/evidence-$fam.txt judged=" "
+# check.sh --console judges it as lane 2 does.  A pair of a PROGRAM:SIZE
+# entry is named PROGRAM@K there; check.sh judges it on a log of its own
+# (judge-<gids>@K.log) in which it has its program's name.
+# join_pair SECTION NAME: the pair of the consoles' SECTION as section NAME
+join_pair() {
+    local sb sa
+    sb=$(section "$1" b)
+    sa=$(section "$1" a)
+    [ -n "$sb" ] || sb=$'server: (none)\n--- server (exit none: guest B printed no section '"$1"')'
+    [ -n "$sa" ] || sa=$'client: (none)\n--- client (exit none: guest A printed no section '"$1"')'
+    echo "GUEST-BEGIN: $2"
+    echo "$sb" | awk '/^--- / { exit } { print }'
+    echo "$sa" | awk '/^--- / { exit } { print }'
+    echo "$sb" | awk '/^--- / { on = 1 } /^--- end: / { exit } on'
+    echo "$sa" | awk '/^--- / { on = 1 } on'
+    echo "GUEST-END: $2"
+}
+# judge LOG TESTS [NAME]: check.sh's verdicts on the TESTS (comma-separated)
+# of LOG as TAP lines (NAME: the name shown for a single test)
+judge() {
+    local log=$1 list=$2 shown=${3:-} cur='' judged=" " line t
+    echo 0 >"$log.rc"
     flush() {
         [ -n "$cur" ] || return 0
-        local what="${cur#* } $fam: client A $client_dev -> server B $server_dev"
+        local what="${shown:-${cur#* }} $fam: client A $client_dev -> server B $server_dev"
         if [ "${cur%% *}" = PASS ]; then tap_result OK "$what"; else tap_result FAIL "$what" "$ev"; fi
         judged+="${cur#* } "
         cur=
@@ -287,12 +323,34 @@ for fam in $(echo "$gids" | tr ',' ' '); do
             PASS:*|FAIL:*) flush; cur="${line%%:*} ${line#*: }"; : >"$ev" ;;
             '#   '*) echo "${line#\#   }" >>"$ev" ;;
         esac
-    done < <("$here/check.sh" --console "$joined" --ip $ip_b --tests "$(IFS=,; echo "${tests[*]}")" 2>/dev/null)
+    done < <("$here/check.sh" --console "$log" --ip $ip_b --tests "$list" 2>/dev/null)
     flush
-    for t in "${tests[@]}"; do
+    for t in $(echo "$list" | tr ',' ' '); do
         case $judged in *" $t "*) continue ;; esac
-        echo "check.sh gave no verdict (see $joined)" >"$ev"
-        tap_result FAIL "$t $fam: client A $client_dev -> server B $server_dev" "$ev"
+        echo "check.sh gave no verdict (see $log)" >"$ev"
+        tap_result FAIL "${shown:-$t} $fam: client A $client_dev -> server B $server_dev" "$ev"
+    done
+}
+for fam in $(echo "$gids" | tr ',' ' '); do
+    joined=$logdir/joined-$fam.log
+    ev=$logdir/evidence-$fam.txt
+    : >"$joined"
+    tests=()
+    for s in "${scens[@]}"; do
+        tests+=("${s//_/-}")
+        join_pair "$s.$fam" "$s" >>"$joined"
+    done
+    for e in "${tagged[@]}"; do
+        IFS=: read -r k s _ _ <<<"$e"
+        join_pair "$s@$k.$fam" "$s@$k" >>"$joined"
+    done
+    echo 0 >"$joined.rc"
+    [ ${#tests[@]} = 0 ] || judge "$joined" "$(IFS=,; echo "${tests[*]}")"
+    for e in "${tagged[@]}"; do
+        IFS=: read -r k s e_size e_iters <<<"$e"
+        one=$logdir/judge-$fam@$k.log
+        join_pair "$s@$k.$fam" "$s" >"$one"
+        judge "$one" "${s//_/-}" "${s//_/-}@$k (-s $e_size -n $e_iters)"
     done
 done
 

@@ -1,0 +1,461 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+#
+# make bench, guest to guest (a benchmark, not a test: it prints figures
+# and ratios measured in one run on this machine and asserts nothing about
+# them).
+#
+# Two TCG guests, each in its own QEMU, their vmxnet3s joined by
+# -netdev dgram on 127.0.0.1 (tests/guest/two-guests.sh: guest A runs the
+# clients, guest B the servers, over the RoCE v2 GIDs of their IPv4
+# addresses; vmxnet3 MTU 1500, so the RoCE path MTU is 1024).  One boot
+# pair per device pair, each running, in this order:
+#   ib_write_bw  RC, 64 KiB messages x 500, then 1 MiB x 100
+#   ib_send_lat  RC, 8 bytes x 1000, five runs (--runs); the table shows
+#                the median of the runs' t_typical and their range
+# once with pvrdma in both guests (-device pvrdma: the soft backend's RoCE
+# v2 on the vmxnet3's netdev) and once with Linux Soft-RoCE in both
+# (rdma_rxe, rxe0 on each guest's vmxnet3 interface, vmw_pvrdma unloaded).
+# Figures are the client's: "BW average" (perftest's MB = 2^20 B, so
+# MiB/s of message payload), t_typical in usec.
+#
+# The link's ceiling: how many bytes per second -netdev dgram carries
+# between two QEMU processes on this machine, for frames of the size the
+# devices send (1082 bytes: a RoCE v2 RDMA WRITE middle packet, Ethernet
+# 14 + IPv4 20 + UDP 8 + BTH 12 + 1024 payload + ICRC 4; the first packet
+# of a message is 1098 with its RETH, ACKs are 62).  Measured before the
+# guests boot, with tests/bench/dgram-ceiling.c (compiled now):
+#   two QEMUs  the ceiling in the table.  QEMU A and QEMU B run with no
+#              guest (-M none), joined by -netdev dgram exactly as the
+#              guests are; the host tool sends frames into a second dgram
+#              netdev of QEMU A, which a hub forwards onto the link, and
+#              QEMU B forwards what it gets from the link through a hub
+#              and a third dgram netdev back to the host tool, which counts
+#              them (sequence numbers, at most 64 frames in flight so that
+#              no socket buffer overflows, lost frames counted).  Each QEMU
+#              thus does one recv() and one sendto() per frame in its main
+#              loop, where on the guests' link A only sends and B only
+#              receives: the figure is on the low side of what the netdev
+#              can carry between two QEMUs, and the host tool competes
+#              for the same 2 cores.
+#   no QEMU    for reference, the upper bound: one thread sendto()s
+#              datagrams of the frame size over 127.0.0.1, another poll()s
+#              and recv()s them one per call, the system calls -netdev
+#              dgram makes per frame and nothing else.
+# Both in MiB/s of whole frames; the devices' figures count payload only
+# (1024 of 1082 bytes), so pvrdma / ceiling is, if anything, understated.
+#
+# Prints a table: per row pvrdma, rxe, pvrdma/rxe, pvrdma/ceiling (the
+# bandwidth rows) and the goals next to them: bandwidth >= 10x rxe's,
+# 8-byte latency <= 0.5x rxe's, and at 1 MiB >= half the link's ceiling.
+# A run that failed (exit status, deadline, no result row, perftest's clock
+# calibration: "Correlation coefficient r^2 < 0.9", figures 0 or inf)
+# shows as such in its row with the reason below the table; no figure is
+# ever made up.  Each bandwidth figure is also checked against bytes /
+# client wall time (a lower bound).  Also printed: the CPU other host
+# processes used meanwhile (on this 2-core machine any other load shows in
+# the figures).  Two guests of 2 vCPUs each share the 2 host cores: every
+# figure here is a TCG figure, comparable within this table only.
+#
+# Usage: g2g-bench.sh [options] [QEMU-BINARY [GUEST-DIR]]
+#   (make bench calls: g2g-bench.sh build/qemu/qemu-system-x86_64 build/guest)
+#   --deadline SEC  per program run, each side (default 120)
+#   --runs N        runs of the 8-byte latency per device (default 5; >= 3)
+#   --quick         a tenth of the iterations, 3 latency runs, 2 s per
+#                   ceiling measurement (a smoke run of the bench)
+#   --out DIR       logs and results (default build/bench)
+#   --no-build      do not run tests/guest/build-guest.sh first
+# Environment: QEMU, GUEST_DIR as for tests/guest/run-guest.sh; CC (cc).
+#
+# Output: stdout and DIR/g2g-results.txt; logs in DIR/g2g-pvrdma and
+# DIR/g2g-rxe (two-guests.sh's: consoles a.log, b.log, joined-ipv4.log),
+# DIR/g2g-ceiling-*.txt.
+# Exit status: 0 when the table was printed (whatever the figures say),
+# 1 when the host tool could not be built or no QEMU binary exists.
+set -uo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+top=$(cd "$here/../.." && pwd)
+qemu=${QEMU:-$top/build/qemu/qemu-system-x86_64}
+guest_dir=${GUEST_DIR:-$top/build/guest}
+out=$top/build/bench
+deadline=120
+runs=
+quick=0
+build=1
+positional=()
+while [ $# -gt 0 ]; do
+    case $1 in
+        --deadline) deadline=$2; shift 2 ;;
+        --runs) runs=$2; shift 2 ;;
+        --quick) quick=1; shift ;;
+        --out) out=$2; shift 2 ;;
+        --no-build) build=0; shift ;;
+        -h|--help) sed -n '/^# Usage/,/^# Environment/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
+        -*) echo "g2g-bench.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
+        *) positional+=("$1"); shift ;;
+    esac
+done
+[ ${#positional[@]} -lt 1 ] || qemu=${positional[0]}
+[ ${#positional[@]} -lt 2 ] || guest_dir=${positional[1]}
+[ -n "$runs" ] || { if [ $quick = 1 ]; then runs=3; else runs=5; fi; }
+case $deadline in ''|*[!0-9]*) echo "g2g-bench.sh: --deadline wants seconds" >&2; exit 2 ;; esac
+case $runs in ''|*[!0-9]*|[012]) echo "g2g-bench.sh: --runs wants a number >= 3" >&2; exit 2 ;; esac
+export QEMU=$qemu GUEST_DIR=$guest_dir
+mkdir -p "$out"
+out=$(cd "$out" && pwd)
+
+say() { printf '[g2g-bench] %s\n' "$*" >&2; }
+
+# The cases: program:size:iterations (the latency case once per run).
+frame=1082
+window=64
+ceil_secs=5
+bw_cases=(ib_write_bw:65536:500 ib_write_bw:1048576:100)
+lat_case=ib_send_lat:8:1000
+if [ $quick = 1 ]; then
+    bw_cases=(ib_write_bw:65536:50 ib_write_bw:1048576:10)
+    lat_case=ib_send_lat:8:100
+    ceil_secs=2
+fi
+entries=("${bw_cases[@]}")
+for _ in $(seq "$runs"); do entries+=("$lat_case"); done
+programs=$(IFS=,; echo "${entries[*]}")
+
+# Host CPU used by other processes during a measurement (as run-bench.sh):
+# all busy time (/proc/stat) minus what this script's children used, and
+# minus $excl ticks (processes of ours not waited for yet: the QEMUs of
+# the ceiling measurement).
+excl=0
+ticks() { awk '{ sub(/^.*\) /, ""); print $12 + $13 }' "/proc/$1/stat" 2>/dev/null || echo 0; }
+busy() { awk '$1 == "cpu" { print $2 + $3 + $4 + $7 + $8; exit }' /proc/stat; }
+child_secs() { tail -1 "$1" | awk '{ t = 0; for (i = 1; i <= 2; i++) { split($i, a, /[ms]/); t += a[1] * 60 + a[2] } printf "%.2f", t }'; }
+load_begin() {
+    _busy0=$(busy) _w0=$(date +%s.%N)
+    times >"$out/g2g-times.0"
+}
+load_end() {
+    times >"$out/g2g-times.1"
+    local busy1 w1
+    busy1=$(busy) w1=$(date +%s.%N)
+    other=$(awk -v b="$((busy1 - _busy0))" -v c0="$(child_secs "$out/g2g-times.0")" \
+        -v c1="$(child_secs "$out/g2g-times.1")" -v hz="$(getconf CLK_TCK)" \
+        -v w0="$_w0" -v w1="$w1" -v n="$(nproc)" \
+        -v x="$excl" 'BEGIN { o = (b - x) / hz - (c1 - c0); if (o < 0) o = 0; printf "%.0f", 100 * o / ((w1 - w0) * n) }')
+    excl=0
+}
+
+[ -x "$qemu" ] || { say "error: no QEMU binary at $qemu"; exit 1; }
+
+# --- the link's ceiling -------------------------------------------------------
+cc=${CC:-cc}
+say "link ceiling: compiling tests/bench/dgram-ceiling.c"
+if ! "$cc" -O2 -pthread -o "$out/dgram-ceiling" "$here/dgram-ceiling.c" 2>"$out/dgram-ceiling.cc.log"; then
+    cat "$out/dgram-ceiling.cc.log" >&2
+    say "error: could not compile dgram-ceiling.c with $cc"
+    exit 1
+fi
+# free_udp_ports VAR...: set each VAR to a UDP port on 127.0.0.1 that
+# nothing uses, all different
+free_udp_ports() {
+    local p v used=" "
+    for v in "$@"; do
+        for _ in $(seq 100); do
+            p=$((20000 + RANDOM % 40000))
+            case $used in *" $p "*) continue ;; esac
+            ss -Hlun "sport = :$p" 2>/dev/null | grep -q . && continue
+            used+="$p "
+            printf -v "$v" '%s' "$p"
+            continue 2
+        done
+        return 1
+    done
+}
+# key FILE KEY: a value of dgram-ceiling's output
+key() { awk -v k="$2" '$1 == k { print $2; exit }' "$1" 2>/dev/null; }
+
+say "link ceiling without QEMU: ${frame}-byte datagrams over 127.0.0.1, one per call, $ceil_secs s"
+direct=$out/g2g-ceiling-direct.txt
+load_begin
+"$out/dgram-ceiling" direct $frame $ceil_secs $window >"$direct" 2>"$direct.err"
+direct_rc=$?
+load_end
+direct_other=$other
+
+say "link ceiling through two QEMUs (-M none, -netdev dgram between them), $ceil_secs s"
+chain=$out/g2g-ceiling-qemu.txt
+: >"$chain"
+chain_why=
+p_src="" p_a="" p_b="" p_sink="" p_in="" p_none=""
+if free_udp_ports p_src p_a p_b p_sink p_in p_none; then
+    dg() {   # dg ID LOCAL-PORT REMOTE-PORT: a -netdev dgram on 127.0.0.1
+        echo "dgram,id=$1,local.type=inet,local.host=127.0.0.1,local.port=$2,remote.type=inet,remote.host=127.0.0.1,remote.port=$3"
+    }
+    # A: src (from the tool) -> hub -> link (to B)
+    "$qemu" -M none -nodefaults -display none \
+        -netdev "$(dg src "$p_src" "$p_none")" -netdev hubport,id=h0,hubid=0,netdev=src \
+        -netdev "$(dg link "$p_a" "$p_b")" -netdev hubport,id=h1,hubid=0,netdev=link \
+        >"$out/g2g-ceiling-qemu-a.log" 2>&1 </dev/null &
+    qa=$!
+    # B: link (from A) -> hub -> sink (to the tool)
+    "$qemu" -M none -nodefaults -display none \
+        -netdev "$(dg link "$p_b" "$p_a")" -netdev hubport,id=h0,hubid=0,netdev=link \
+        -netdev "$(dg sink "$p_sink" "$p_in")" -netdev hubport,id=h1,hubid=0,netdev=sink \
+        >"$out/g2g-ceiling-qemu-b.log" 2>&1 </dev/null &
+    qb=$!
+    for _ in $(seq 50); do
+        [ "$(ss -Hlun "( sport = :$p_src or sport = :$p_b )" 2>/dev/null | wc -l)" = 2 ] && break
+        { kill -0 $qa && kill -0 $qb; } 2>/dev/null || break
+        sleep 0.2
+    done
+    if kill -0 $qa 2>/dev/null && kill -0 $qb 2>/dev/null; then
+        load_begin
+        q0=$(( $(ticks $qa) + $(ticks $qb) ))
+        "$out/dgram-ceiling" chain $frame $ceil_secs $window "$p_src" "$p_in" >"$chain" 2>"$chain.err" ||
+            chain_why="dgram-ceiling: $(tail -1 "$chain.err")"
+        excl=$(( $(ticks $qa) + $(ticks $qb) - q0 ))
+        load_end
+        chain_other=$other
+    else
+        chain_why="a QEMU did not start: $(cat "$out/g2g-ceiling-qemu-a.log" "$out/g2g-ceiling-qemu-b.log" | grep -v 'hub 0 with no nics' | head -2 | tr '\n' ' ')"
+    fi
+    kill $qa $qb 2>/dev/null
+    wait $qa $qb 2>/dev/null
+else
+    chain_why="no free UDP ports on 127.0.0.1"
+fi
+ceil=$(key "$chain" mibps)
+[ -n "$ceil" ] || [ -n "$chain_why" ] || chain_why="no figure from dgram-ceiling"
+ceil_direct=$(key "$direct" mibps)
+say "link ceiling: two QEMUs ${ceil:-FAIL ($chain_why)} MiB/s; no QEMU ${ceil_direct:-FAIL} MiB/s"
+
+# --- the guests -----------------------------------------------------------------
+if [ $build = 1 ]; then
+    say "checking the guest (tests/guest/build-guest.sh)"
+    "$top/tests/guest/build-guest.sh" "$guest_dir" >"$out/g2g-build-guest.out" 2>&1 ||
+        say "warning: build-guest.sh failed (see $out/g2g-build-guest.out); using the guest as it is"
+fi
+declare -A tap_pass tap_fail dev_other dev_secs
+for d in pvrdma rxe; do
+    say "booting two guests on $d (client A $d, server B $d): ${programs//,/ }; deadline $deadline s; logs $out/g2g-$d"
+    rm -rf "$out/g2g-$d"
+    start=$(date +%s)
+    load_begin
+    "$top/tests/guest/two-guests.sh" --no-build --client-dev $d --server-dev $d --gids ipv4 \
+        --programs "$programs" --timeout "$deadline" --log-dir "$out/g2g-$d" \
+        >"$out/g2g-$d.tap" 2>"$out/g2g-$d.err"
+    load_end
+    dev_other[$d]=$other
+    dev_secs[$d]=$(( $(date +%s) - start ))
+    tap_pass[$d]=$(grep -c '^ok ' "$out/g2g-$d.tap")
+    tap_fail[$d]=$(grep -c '^not ok ' "$out/g2g-$d.tap")
+    say "$d: done after ${dev_secs[$d]} s: two-guests.sh $(tail -1 "$out/g2g-$d.tap")"
+done
+
+# --- results ----------------------------------------------------------------------
+# pairsec DEV K: the joined section (both sides) of entry K on DEV
+pairsec() {
+    awk -v n="${3}@$2" '$0 == "GUEST-BEGIN: " n { on = 1; next }
+                        $0 == "GUEST-END: " n { on = 0 } on' "$out/g2g-$1/joined-ipv4.log" 2>/dev/null || true
+}
+side() {   # side TEXT server|client
+    echo "$1" | awk -v w="$2" '/^--- server \(exit / { on = (w == "server"); next }
+                               /^--- client \(exit / { on = (w == "client"); next }
+                               /^--- / { on = 0 } on'
+}
+human() {
+    if [ "$1" -ge 1048576 ] && [ $(($1 % 1048576)) = 0 ]; then echo "$(($1 / 1048576)) MiB"
+    elif [ "$1" -ge 1024 ] && [ $(($1 % 1024)) = 0 ]; then echo "$(($1 / 1024)) KiB"
+    else echo "$1 B"; fi
+}
+# measure DEV K PROG SIZE ITERS: val (figure), alt (t_avg), cell, note
+notes=()
+floor_bad=()
+measure() {
+    local d=$1 k=$2 prog=$3 size=$4 n=$5 s cli rs rc row w kind
+    val='' alt='' note='' cell=''
+    case $prog in *_lat) kind=lat ;; *) kind=bw ;; esac
+    s=$(pairsec "$d" "$k" "$prog")
+    if [ -z "$s" ]; then
+        note="not run: no section $prog@$k in $out/g2g-$d/joined-ipv4.log (two-guests.sh: $(tail -1 "$out/g2g-$d.tap" 2>/dev/null) $(grep -m1 'error' "$out/g2g-$d.err" 2>/dev/null))"
+        cell="NOT RUN"
+        return
+    fi
+    rs=$(echo "$s" | sed -n 's/^--- server (exit \(.*\))$/\1/p' | head -1)
+    rc=$(echo "$s" | sed -n 's/^--- client (exit \(.*\))$/\1/p' | head -1)
+    cli=$(side "$s" client)
+    case "$rs $rc" in
+        *none*) note="not run: $(echo "$rs $rc" | grep -o 'guest [AB] printed no section [^)]*' | head -1)"; cell="NOT RUN"; return ;;
+    esac
+    if echo "$s" | grep -q '^--- deadline: '; then
+        note="hung: $(echo "$s" | sed -n 's/^--- deadline: //p' | tr '\n' ' ')"; cell="FAIL (hung)"
+        return
+    fi
+    if [ "$rc" != 0 ] || [ "$rs" != 0 ]; then
+        note="exit status server $rs, client $rc: $(echo "$cli" | grep -v '^[- ]*$' | tail -1)"
+        cell="FAIL (exit $rc)"
+        return
+    fi
+    if echo "$cli" | grep -q 'Correlation coefficient'; then
+        note="perftest's clock calibration failed ($(echo "$cli" | grep -m1 'Correlation coefficient'))"
+        cell="INVALID (clock)"
+        return
+    fi
+    row=$(echo "$cli" | awk -v sz="$size" -v n="$n" '$1 == "#bytes" { h = 1; next }
+                                                     h && $1 == sz && $2 == n { print; exit }')
+    if [ -z "$row" ]; then
+        note="no result row '$size $n ...' in the client's output"; cell="FAIL (no result)"
+        return
+    fi
+    if [ $kind = bw ]; then
+        val=$(echo "$row" | awk '{ print $4 }')    # BW average [MB/sec] (MiB/s)
+    else
+        val=$(echo "$row" | awk '{ print $5 }')    # t_typical [usec]
+        alt=$(echo "$row" | awk '{ print $6 }')    # t_avg [usec]
+    fi
+    if ! echo "$val" | grep -qE '^[0-9]+(\.[0-9]+)?$' || ! awk -v v="$val" 'BEGIN { exit !(v + 0 > 0) }'; then
+        note="perftest reported $val (clock calibration?)"; cell="INVALID ($val)"; val=
+        return
+    fi
+    if [ $kind = bw ]; then
+        # the client's wall time includes connecting: bytes / it is a lower bound
+        w=$(echo "$s" | sed -n 's/^--- end: .* client=\([0-9.]*\) .*/\1/p' | tail -1)
+        if [ -n "$w" ] && awk -v v="$val" -v b="$((size * n))" -v w="$w" \
+               'BEGIN { exit !(w > 0 && v < 0.95 * b / 1048576 / w) }'; then
+            floor_bad+=("$d $prog $(human "$size"): perftest says $val MiB/s, but $((size * n)) bytes in ${w} s wall is more")
+        fi
+        cell=$val
+    else
+        cell="$val ($alt)"
+    fi
+}
+# measure_lat DEV: the latency runs (entries after the bandwidth cases):
+# val = median of the runs with a figure, cell "median [min-max]"
+# (runs: each run's figure, or what it was instead, in run order)
+measure_lat() {
+    local d=$1 k r vals=() m prog size n
+    IFS=: read -r prog size n <<<"$lat_case"
+    runs_seen=
+    for r in $(seq "$runs"); do
+        k=$(( ${#bw_cases[@]} + r ))
+        measure "$d" "$k" "$prog" "$size" "$n"
+        if [ -n "$val" ]; then
+            vals+=("$val")
+            runs_seen+=" $val"
+            if awk -v v="$val" 'BEGIN { exit !(v >= 1000) }'; then runs_seen+="!"; fi
+        else
+            notes+=("$d $prog $(human "$size") run $r: $note")
+            runs_seen+=" ${cell// /_}"
+        fi
+    done
+    val='' note='' cell=''
+    if [ ${#vals[@]} = 0 ]; then
+        cell="FAIL (0 of $runs)"
+        return
+    fi
+    m=$(printf '%s\n' "${vals[@]}" | sort -g | awk '{ v[NR] = $1 }
+        END { printf "%s %s %s", (NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2), v[1], v[NR] }')
+    val=${m%% *}
+    cell="$val [$(echo "${m#* }" | tr ' ' -)]"
+    [ ${#vals[@]} = "$runs" ] || cell="$cell ${#vals[@]}/$runs"
+}
+ratio() {   # ratio A B: A/B as "Nx", or "-"
+    if [ -n "$1" ] && [ -n "$2" ]; then
+        awk -v a="$1" -v b="$2" 'BEGIN { r = a / b; printf (r >= 10 ? "%.0fx" : r >= 0.1 ? "%.2fx" : "%.3fx"), r }'
+    else echo -; fi
+}
+goal() {   # goal MET-CONDITION(awk, a b) A B TEXT
+    if [ -z "$2" ] || [ -z "$3" ]; then echo "$4: n/a"
+    elif awk -v a="$2" -v b="$3" "BEGIN { exit !($1) }"; then echo "$4: met"
+    else echo "$4: NOT met"; fi
+}
+
+results=$out/g2g-results.txt
+{
+abi=$(cat "$guest_dir/abi" 2>/dev/null)
+echo "make bench, guest to guest: pvrdma vs Linux Soft-RoCE between two TCG guests on one -netdev dgram link, $(date -u '+%Y-%m-%d %H:%M UTC')"
+echo "host: $(grep -m1 '^model name' /proc/cpuinfo | sed 's/.*: //'), $(nproc) cores; guests: Debian $abi, -accel tcg -smp 2 -m 1G, one QEMU each"
+echo "link: vmxnet3 <-> -netdev dgram on 127.0.0.1 <-> vmxnet3 (MTU 1500: RoCE v2 path MTU 1024); GIDs of the IPv4 addresses"
+echo "perftest $(dpkg-query -W -f='${Version}' perftest 2>/dev/null), RC, -F; server in guest B, client in guest A, the same device in both"
+echo "pvrdma: -device pvrdma in both guests; rxe: rdma_rxe rxe0 on each guest's vmxnet3 (vmw_pvrdma unloaded)"
+echo "bandwidth: client's 'BW average' in MiB/s of payload (perftest's MB = 2^20 B), higher is better;"
+echo "latency: client's t_typical in usec, the median of $runs runs [lowest-highest], lower is better;"
+echo "link: what -netdev dgram carries between two QEMUs, MiB/s of ${frame}-byte frames (below)"
+echo
+fmt='%-12s %-7s %7s  %-27s %-27s %-10s %-11s %s\n'
+printf "$fmt" test size iters pvrdma rxe pvrdma/rxe pvrdma/link goal
+k=0
+pv1m=
+for c in "${bw_cases[@]}"; do
+    k=$((k + 1))
+    IFS=: read -r prog size n <<<"$c"
+    measure pvrdma $k "$prog" "$size" "$n"; pv=$val pvcell=$cell
+    [ -z "$note" ] || notes+=("pvrdma $prog $(human "$size"): $note")
+    measure rxe $k "$prog" "$size" "$n"; rx=$val rxcell=$cell
+    [ -z "$note" ] || notes+=("rxe $prog $(human "$size"): $note")
+    g=$(goal 'a >= 10 * b' "$pv" "$rx" '>= 10x rxe')
+    if [ "$size" = 1048576 ]; then
+        pv1m=$pv rx1m=$rx
+        g="$g; $(goal 'a >= 0.5 * b' "$pv" "$ceil" '>= 0.5x link')"
+    fi
+    lr=-
+    [ -z "$pv" ] || [ -z "$ceil" ] || lr=$(awk -v a="$pv" -v b="$ceil" 'BEGIN { printf "%.2f", a / b }')
+    printf "$fmt" "$prog" "$(human "$size")" "$n" "$pvcell" "$rxcell" "$(ratio "$pv" "$rx")" "$lr" "$g"
+done
+IFS=: read -r prog size n <<<"$lat_case"
+measure_lat pvrdma; pv=$val pvcell=$cell pvruns=$runs_seen
+measure_lat rxe; rx=$val rxcell=$cell rxruns=$runs_seen
+printf "$fmt" "$prog" "$(human "$size")" "${n}x$runs" "$pvcell" "$rxcell" "$(ratio "$pv" "$rx")" - \
+    "$(goal 'a <= 0.5 * b' "$pv" "$rx" '<= 0.5x rxe')"
+printf "$fmt" "link" "${frame} B" - "${ceil:-FAIL}" - - - "(two QEMUs; MiB/s of frames)"
+echo
+echo "$prog $(human "$size"), t_typical of each run in run order (usec): pvrdma$pvruns; rxe$rxruns"
+case "$pvruns$rxruns" in *!*)
+    echo "  '!': >= 1 ms: most iterations of that run took that long, the order of a scheduler time slice (4 vCPUs,"
+    echo "  2 of them busy-polling, and the QEMUs' other threads on $(nproc) host cores); which thread waited is not"
+    echo "  established here.  The median keeps such runs out only while they are fewer than half" ;;
+esac
+echo
+echo "the link's ceiling (tests/bench/dgram-ceiling.c, ${frame}-byte frames, at most $window in flight, $ceil_secs s each):"
+if [ -n "$ceil" ]; then
+    echo "  two QEMUs, -netdev dgram between them, each forwarding through a hub to/from this host's tool"
+    echo "    (one recv() and one sendto() per frame in each QEMU): $ceil MiB/s, $(key "$chain" frames_per_sec) frames/s,"
+    echo "    $(key "$chain" frames_lost) lost, $(key "$chain" out_of_order) out of order; the ceiling used above"
+else
+    echo "  two QEMUs: FAIL: $chain_why"
+fi
+if [ -n "$ceil_direct" ]; then
+    echo "  no QEMU, two threads, one sendto() / one poll()+recv() per frame (the netdev's system calls alone):"
+    echo "    $ceil_direct MiB/s, $(key "$direct" frames_per_sec) frames/s, $(key "$direct" frames_lost) lost (an upper bound)"
+else
+    echo "  no QEMU: FAIL: $(tail -1 "$direct.err" 2>/dev/null) (exit $direct_rc)"
+fi
+for e in pvrdma:"$pv1m" rxe:"${rx1m:-}"; do
+    l=${e%%:*} v=${e#*:}
+    if [ -n "$v" ]; then
+        echo "  $l ib_write_bw 1 MiB: $(awk -v a="$v" -v b="${ceil:-0}" 'BEGIN { if (b > 0) printf "%.2f", a / b; else printf "n/a" }') of the two-QEMU ceiling, $(awk -v a="$v" -v b="${ceil_direct:-0}" 'BEGIN { if (b > 0) printf "%.2f", a / b; else printf "n/a" }') of the no-QEMU one (payload / frame bytes)"
+    else
+        echo "  $l ib_write_bw 1 MiB: no figure"
+    fi
+done
+echo
+echo "runs: two-guests.sh pvrdma ${tap_pass[pvrdma]} passed, ${tap_fail[pvrdma]} failed, ${dev_secs[pvrdma]} s;" \
+     "rxe ${tap_pass[rxe]} passed, ${tap_fail[rxe]} failed, ${dev_secs[rxe]} s (its verdicts: $out/g2g-<dev>.tap)"
+echo "contention (figures are only comparable on an idle host): other host processes used about"
+echo "  ${dev_other[pvrdma]}% (pvrdma boots) and ${dev_other[rxe]}% (rxe boots) of the host's $(nproc) cores, ${chain_other:-?}% and ${direct_other}%"
+echo "  during the two ceiling measurements (this script's own children excluded)"
+if [ ${#floor_bad[@]} = 0 ]; then
+    echo "wall-clock cross-check: every bandwidth figure is at least bytes / client wall time (a lower bound)"
+else
+    echo "wall-clock cross-check FAILED (perftest's clock runs fast?):"
+    printf '  %s\n' "${floor_bad[@]}"
+fi
+if [ ${#notes[@]} -gt 0 ]; then
+    echo
+    echo "runs without a figure:"
+    printf '  %s\n' "${notes[@]}"
+fi
+echo
+echo "logs: $out/g2g-pvrdma, $out/g2g-rxe (a.log, b.log: consoles; joined-ipv4.log), $out/g2g-ceiling-*.txt"
+} | tee "$results"
+exit 0
