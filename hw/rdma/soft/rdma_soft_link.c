@@ -214,22 +214,28 @@ bool rdma_soft_place(RdmaSoft *soft, const RdmaSoftPkt *pkt,
 }
 
 /*
- * Send @sqp's next packet now if the entry point's budget allows, else
- * leave it due for the bottom half (an entry point with a budget of its
- * own).
+ * Send @sqp's next packets now, one per unit of the entry point's budget
+ * (on the link a packet is a path MTU, so a pass of the bottom half sends
+ * a burst of them); what the budget does not cover stays due for the
+ * bottom half (an entry point with a budget of its own).
  */
 static void rdma_soft_req_go(RdmaSoftQp *sqp)
 {
     RdmaResources *rm = sqp->soft->be.rm;
 
-    if (rdma_rm_budget_left(rm)) {
+    do {
+        if (!rdma_rm_budget_left(rm)) {
+            if (!rdma_rm_stopping(rm)) {
+                sqp->req.due = true;
+                qemu_bh_schedule(sqp->soft->run_bh);
+            }
+            return;
+        }
         rdma_rm_budget_charge(rm, rdma_soft_req_step_bytes(sqp));
         rdma_soft_req_run(sqp);
         rdma_soft_req_update(sqp, true);
-    } else if (!rdma_rm_stopping(rm)) {
-        sqp->req.due = true;
-        qemu_bh_schedule(sqp->soft->run_bh);
-    }
+        /* req_run left it due when it has more to send */
+    } while (sqp->req.due && !sqp->req.rnr_wait);
 }
 
 static void rdma_soft_resp_go(RdmaSoftQp *sqp)
@@ -237,14 +243,19 @@ static void rdma_soft_resp_go(RdmaSoftQp *sqp)
     RdmaResources *rm = sqp->soft->be.rm;
     RdmaSoftResp *r = &sqp->resp;
 
-    if (rdma_rm_budget_left(rm)) {
+    do {
+        if (!rdma_rm_budget_left(rm)) {
+            if (!rdma_rm_stopping(rm)) {
+                r->due = true;
+                qemu_bh_schedule(sqp->soft->run_bh);
+            }
+            return;
+        }
         rdma_rm_budget_charge(rm, r->read ? MIN(r->read_len - r->read_off,
                                                 rdma_soft_pmtu(sqp->qp)) :
                                   0);
         rdma_soft_resp_run(sqp);
-    } else if (!rdma_rm_stopping(rm)) {
-        qemu_bh_schedule(sqp->soft->run_bh);
-    }
+    } while (r->due);
 }
 
 void rdma_soft_run_bh(void *opaque)
