@@ -81,6 +81,13 @@ typedef struct RdmaSoftReq {
     QEMUTimer *retry_timer;
     uint32_t retry_left;
     bool timed_out;                 /* the timer expired: for the bh */
+    /*
+     * Went back because responses came out of order: no more such
+     * retries until an answer moves on or the timer expires (each one
+     * makes the responder answer again from that PSN: on a link that
+     * reorders, one per stray response would flood it).
+     */
+    bool gap_retry;
     bool running;                   /* sending: a nested call returns */
 } RdmaSoftReq;
 
@@ -163,6 +170,7 @@ typedef struct RdmaSoftQpMig {
     uint32_t retry_left;
     int64_t retry_left_ns;          /* ... on the retransmission timer */
     bool timed_out;
+    bool gap_retry;
     uint32_t nwqe;                  /* its records in RdmaSoft.mig_wqe */
     /* responder (resp.rwqe: in RdmaSoft.mig_rwqe when has_rwqe) */
     RdmaSoftResp resp;

@@ -99,6 +99,7 @@ void rdma_soft_comp_timeout(RdmaSoftQp *sqp)
         return;
     }
     sqp->req.retry_left--;
+    sqp->req.gap_retry = false;
     rdma_soft_req_go_back(sqp, w->ack_psn);
     rdma_soft_retry_restart(sqp, false);
 }
@@ -155,6 +156,18 @@ static RdmaWcStatus rdma_soft_comp_read_data(RdmaSoftQp *sqp, RdmaSoftWqe *w,
 }
 
 /*
+ * Answers for @w are missing before one that came: ask again from the
+ * first missing PSN, once until an answer moves on or the timer expires.
+ */
+static void rdma_soft_comp_gap(RdmaSoftQp *sqp, RdmaSoftWqe *w)
+{
+    if (!sqp->req.gap_retry && w->next_psn != w->ack_psn) {
+        sqp->req.gap_retry = true;
+        rdma_soft_req_go_back(sqp, w->ack_psn);
+    }
+}
+
+/*
  * An ACK of @psn (coalesced: of every PSN up to it): the WRs up to it
  * complete, in order, and one it falls in is acknowledged that far.  A
  * READ or an atomic is complete only with its response, so an ACK
@@ -172,9 +185,7 @@ static void rdma_soft_comp_ack(RdmaSoftQp *sqp, uint32_t psn)
         if (w->wr.opcode == RDMA_WR_RDMA_READ ||
             w->wr.opcode == RDMA_WR_ATOMIC_CMP_AND_SWP ||
             w->wr.opcode == RDMA_WR_ATOMIC_FETCH_AND_ADD) {
-            if (w->next_psn != w->ack_psn) {
-                rdma_soft_req_go_back(sqp, w->ack_psn);
-            }
+            rdma_soft_comp_gap(sqp, w);
             break;
         }
         progress = true;
@@ -206,11 +217,10 @@ static void rdma_soft_comp_response(RdmaSoftQp *sqp, RdmaSoftWqe *w,
             /*
              * Out of order: an old one is a duplicate; a later one means
              * responses were lost, and the READ is asked again from the
-             * first missing one (once: until that request is sent).
+             * first missing one (once, RdmaSoftReq.gap_retry).
              */
-            if (rdma_psn_diff(pkt->psn, w->ack_psn) > 0 &&
-                w->next_psn != w->ack_psn) {
-                rdma_soft_req_go_back(sqp, w->ack_psn);
+            if (rdma_psn_diff(pkt->psn, w->ack_psn) > 0) {
+                rdma_soft_comp_gap(sqp, w);
             }
             trace_rdma_soft_drop(sqp->qp->qpn, pkt->opcode, "out of order");
             return;

@@ -475,6 +475,7 @@ void rdma_soft_req_flush(RdmaSoftQp *sqp, bool complete)
     timer_del(req->retry_timer);
     req->rnr_wait = false;
     req->timed_out = false;
+    req->gap_retry = false;
     req->due = false;
     while ((w = QTAILQ_FIRST(&req->wqes))) {
         if (complete) {
@@ -525,6 +526,7 @@ void rdma_soft_retry_restart(RdmaSoftQp *sqp, bool progress)
 
     if (progress) {
         req->retry_left = sqp->qp->attr.retry_cnt;
+        req->gap_retry = false;
     }
     if (!sqp->remote || !ns || !w || !rdma_soft_wqe_started(w) ||
         req->rnr_wait) {

@@ -104,6 +104,7 @@ static const VMStateDescription vmstate_rdma_soft_qp = {
         VMSTATE_UINT32(retry_left, RdmaSoftQpMig),
         VMSTATE_INT64(retry_left_ns, RdmaSoftQpMig),
         VMSTATE_BOOL(timed_out, RdmaSoftQpMig),
+        VMSTATE_BOOL(gap_retry, RdmaSoftQpMig),
         VMSTATE_UINT32(nwqe, RdmaSoftQpMig),
         VMSTATE_UINT32(resp.epsn, RdmaSoftQpMig),
         VMSTATE_UINT32(resp.msn, RdmaSoftQpMig),
@@ -196,6 +197,7 @@ static void rdma_soft_mig_save_qp(RdmaSoft *soft, RdmaSoftQp *sqp,
                        MAX(timer_expire_time_ns(req->retry_timer) - now, 0) :
                        -1;
     m->timed_out = req->timed_out;
+    m->gap_retry = req->gap_retry;
     m->nwqe = req->nwqe;
     m->resp = sqp->resp;
     /* Requests that wait for a READ are not saved (RdmaSoftBacklogPkt). */
@@ -474,6 +476,7 @@ static void rdma_soft_mig_apply(RdmaSoft *soft, const RdmaSoftQpMig *m,
     req->rnr_dest_qpn = m->rnr_dest_qpn;
     req->retry_left = m->retry_left;
     req->timed_out = m->timed_out;
+    req->gap_retry = m->gap_retry;
     if (m->retry_left_ns >= 0) {
         timer_mod(req->retry_timer, qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL) +
                   m->retry_left_ns);
