@@ -14,7 +14,10 @@
 # the data-path programs between the two devices over RoCE v2,
 # tests/guest/two-guests.sh), interop (the same with Linux rxe in the other
 # guest: pvrdma as client, lane "interop-client", and as server, lane
-# "interop-server"),
+# "interop-server"), lossy (the RC programs of those pairs through a relay
+# that drops 3%, duplicates, reorders and delays 2% of the RoCE frames:
+# pvrdma to pvrdma, with rxe both ways, and rxe to rxe, lanes
+# "lossy-pvrdma", "lossy-client", "lossy-server", "lossy-rxe"),
 # rxe (lane 3: in a TCG host
 # VM with Linux Soft-RoCE rxe0, the rdmacm-mux tests, lane "mux", and the
 # qtests on ibdev=rxe0, lane "qtest-rxe"), fuzz (the device's libFuzzer
@@ -36,7 +39,7 @@ top=$(cd "$1" && pwd)
 build=$(cd "$2" && pwd)
 shift 2
 lanes=("$@")
-[ ${#lanes[@]} -gt 0 ] || lanes=(abi unit qtest qtest-asan fuzz mux-fuzz install libvirt patches guest guest-6.12 guest-driver guest-migration two-guests interop rxe)
+[ ${#lanes[@]} -gt 0 ] || lanes=(abi unit qtest qtest-asan fuzz mux-fuzz install libvirt patches guest guest-6.12 guest-driver guest-migration two-guests interop lossy rxe)
 
 total_pass=0
 total_fail=0
@@ -216,6 +219,21 @@ for lane in "${lanes[@]}"; do
                 sed "s/^two-guests: /interop-$side: /" |
                 tee "$logdir/interop-$side.log" | grep -E '^(not )?ok|^  #'
             count "interop-$side" "$logdir/interop-$side.log"
+        done
+        ;;
+    lossy)
+        echo "== lossy: RC programs through a relay that loses, duplicates, reorders and delays frames"
+        for pair in "pvrdma pvrdma pvrdma" "client pvrdma rxe" "server rxe pvrdma" "rxe rxe rxe"; do
+            read -r name cdev sdev <<<"$pair"
+            bash "$top/tests/guest/two-guests.sh" --no-build --gids ipv4 \
+                --client-dev "$cdev" --server-dev "$sdev" \
+                --programs ibv_rc_pingpong,rping,ib_write_bw,ib_read_bw,ib_send_bw \
+                --lossy 7:0.03:0.02:0.02:0.02 \
+                --log-dir "$build/two-guests/lossy-$cdev-$sdev" 2>&1 |
+                sed "s/^two-guests: /lossy-$name: /" |
+                tee "$logdir/lossy-$name.log" |
+                grep -E '^(not )?ok|^  #|^# (relay|guest [AB] )'
+            count "lossy-$name" "$logdir/lossy-$name.log"
         done
         ;;
     fuzz)

@@ -50,6 +50,14 @@
 #                     "info", which make run shows)
 #   --append 'ARGS'   more kernel command line for both guests (e.g.
 #                     pvrdma.verbose=1: --info shows ibv_devinfo -v)
+#   --lossy SEED:DROP:DUP:REORDER:DELAY
+#                     a lossy link: the guests' netdevs send to a relay
+#                     (tests/guest/relay.py) that passes RoCE v2 frames on
+#                     but drops, duplicates, reorders and delays the given
+#                     fractions of them (e.g. 7:0.03:0.02:0.02:0.02); its
+#                     counters, and each QEMU's query-pvrdma RoCE counters
+#                     (retransmissions, duplicates; pvrdma only), are
+#                     printed, and a TAP line checks that frames were lost
 #   --no-build        do not run build-guest.sh first
 #
 # Environment: QEMU (default build/qemu/qemu-system-x86_64), GUEST_DIR
@@ -83,6 +91,7 @@ pcap=
 build=1
 info=0
 kappend=
+lossy=
 while [ $# -gt 0 ]; do
     case $1 in
         --server-dev) server_dev=$2; shift 2 ;;
@@ -98,6 +107,7 @@ while [ $# -gt 0 ]; do
         --no-build) build=0; shift ;;
         --info) info=1; shift ;;
         --append) kappend=$2; shift 2 ;;
+        --lossy) lossy=$2; shift 2 ;;
         -h|--help) sed -n '/^# Usage/,/^set -uo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
         *) die "unknown option $1 (see --help)" ;;
     esac
@@ -109,6 +119,13 @@ for v in "$iters" "$dp_timeout" ${size:+"$size"}; do
     case $v in ''|*[!0-9]*) die "--iters, --size and --timeout want numbers, got '$v'" ;; esac
 done
 case $args in *,*|*\"*|*\'*) die "--args must not hold commas or quotes (they go on the guests' kernel command line)" ;; esac
+if [ -n "$lossy" ]; then
+    IFS=: read -r l_seed l_drop l_dup l_reorder l_delay <<<"$lossy"
+    for v in "$l_drop" "$l_dup" "$l_reorder" "$l_delay"; do
+        case $v in 0|0.[0-9]*) ;; *) die "--lossy SEED:DROP:DUP:REORDER:DELAY, fractions below 1, got '$lossy'" ;; esac
+    done
+    case $l_seed in ''|*[!0-9]*) die "--lossy: the seed is a number, got '$l_seed'" ;; esac
+fi
 for f in $(echo "$gids" | tr ',' ' '); do
     case $f in ipv4|ipv6) ;; *) die "--gids: ipv4 or ipv6, not '$f'" ;; esac
 done
@@ -221,12 +238,44 @@ stop_guests() {
 }
 trap 'stop_guests; exit 130' INT TERM
 
+# The lossy link: each guest sends to the relay's port for it, the relay
+# to the other guest's netdev; the guests' QMP sockets give the counters.
+peer_a=$port_b peer_b=$port_a
+relay_pid=
+qmp=()
+if [ -n "$lossy" ]; then
+    relay_a=$(free_udp_port "$port_a") && relay_b=$(free_udp_port "$port_b") ||
+        die "no free UDP port on 127.0.0.1"
+    [ "$relay_a" != "$relay_b" ] && [ "$relay_a" != "$port_b" ] && [ "$relay_b" != "$port_a" ] ||
+        die "UDP ports collide; run again"
+    python3 "$here/relay.py" --port-a "$relay_a" --port-b "$relay_b" \
+        --to-a "$port_a" --to-b "$port_b" --seed "$l_seed" --drop "$l_drop" \
+        --dup "$l_dup" --reorder "$l_reorder" --delay "$l_delay" \
+        >"$logdir/relay.log" 2>&1 &
+    relay_pid=$!
+    peer_a=$relay_a peer_b=$relay_b
+    note "lossy link: relay 127.0.0.1:$relay_a (from A), :$relay_b (from B); seed $l_seed, drop $l_drop, dup $l_dup, reorder $l_reorder, delay $l_delay"
+    trap 'stop_guests; [ -z "$relay_pid" ] || kill "$relay_pid" 2>/dev/null; exit 130' INT TERM
+fi
+
 note "programs ${scen_list//,/ } over ${gids//,/ } GIDs; client A on $client_dev, server B on $server_dev; deadline $dp_timeout s"
 dump=()
 [ -z "$pcap" ] || dump=(-object "filter-dump,id=d0,netdev=n0,file=$pcap,maxlen=65536")
 start=$(date +%s)
-boot b server "$server_dev" $ip_b $mac_b "$port_b" "$port_a" $ip_a "$ll_a"
-boot a client "$client_dev" $ip_a $mac_a "$port_a" "$port_b" $ip_b "$ll_b" "${dump[@]}"
+counters=()
+if [ -n "$lossy" ]; then
+    for l in a b; do
+        rm -f "$logdir/$l.qmp"
+        python3 "$here/roce-counters.py" "$logdir/$l.qmp" >"$logdir/$l.roce" 2>&1 &
+        counters+=($!)
+    done
+    qmp_b=(-qmp "unix:$logdir/b.qmp,server=on,wait=off")
+    qmp_a=(-qmp "unix:$logdir/a.qmp,server=on,wait=off")
+else
+    qmp_a=() qmp_b=()
+fi
+boot b server "$server_dev" $ip_b $mac_b "$port_b" "$peer_b" $ip_a "$ll_a" "${qmp_b[@]}"
+boot a client "$client_dev" $ip_a $mac_a "$port_a" "$peer_a" $ip_b "$ll_b" "${dump[@]}" "${qmp_a[@]}"
 
 # Wait for both.  Once one guest is done, the other gets one pair's worth
 # of time to finish (it may wait for a peer that is gone).
@@ -354,6 +403,21 @@ for fam in $(echo "$gids" | tr ',' ' '); do
     done
 done
 
+if [ -n "$lossy" ]; then
+    kill -TERM "$relay_pid" 2>/dev/null
+    wait "$relay_pid" 2>/dev/null
+    for p in "${counters[@]}"; do wait "$p" 2>/dev/null; done
+    relay_line=$(grep '^relay:' "$logdir/relay.log" | tail -n 1)
+    note "${relay_line:-relay: no counters (see $logdir/relay.log)}"
+    note "guest A ($client_dev): $(cat "$logdir/a.roce" 2>/dev/null)"
+    note "guest B ($server_dev): $(cat "$logdir/b.roce" 2>/dev/null)"
+    dropped=$(echo "$relay_line" | sed -nE 's/.* ([0-9]+) dropped.*/\1/p')
+    if [ "${dropped:-0}" -gt 0 ]; then
+        tap_result OK "lossy link: the relay lost frames ($relay_line)"
+    else
+        tap_result FAIL "lossy link: the relay lost frames" "$logdir/relay.log"
+    fi
+fi
 note "logs: $logdir (a.log, b.log: consoles; joined-<gids>.log: both sides of each pair)"
 [ -z "$pcap" ] || note "capture of guest A's netdev: $pcap ($(stat -c %s "$pcap" 2>/dev/null || echo 0) bytes)"
 tap_summary two-guests

@@ -1,0 +1,179 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""A lossy Ethernet link between two QEMU -netdev dgram endpoints.
+
+Each QEMU sends its frames to one of the relay's two UDP ports on
+127.0.0.1 (A to --port-a, B to --port-b); the relay passes each frame on
+to the other side's netdev (--to-a, --to-b), but drops, duplicates,
+reorders and delays some, with probabilities from a seeded generator:
+
+    relay.py --port-a 7101 --port-b 7102 --to-a 7001 --to-b 7002 \\
+        --seed 1 --drop 0.03 --dup 0.02 --reorder 0.02 --delay 0.02
+
+A reordered frame is held back and sent after the next frame the same
+way; a delayed one is sent --delay-ms later (default 5).  Frames only
+count as RoCE when they carry UDP to port 4791; ARP, IPv6 neighbour
+discovery and the programs' TCP exchange are relayed untouched unless
+--all is given, so the link's own set-up does not fail by chance.
+
+Control, a line on --control (a UNIX datagram socket path): "to-a PORT"
+sends A's frames to PORT from then on (A migrated to a new QEMU),
+"cut 1" / "cut 0" drops everything / nothing more than the probabilities.
+On SIGTERM or SIGINT it prints one line of counters and exits 0:
+  relay: N frames, N dropped, N duplicated, N reordered, N delayed
+"""
+
+import argparse
+import heapq
+import os
+import random
+import select
+import signal
+import socket
+import sys
+import time
+
+ROCE_PORT = 4791
+
+
+def is_roce(frame):
+    """UDP to port 4791 over IPv4 or IPv6, behind at most one VLAN tag."""
+    off = 12
+    if len(frame) < off + 2:
+        return False
+    etype = int.from_bytes(frame[off:off + 2], "big")
+    if etype == 0x8100:
+        off += 4
+        if len(frame) < off + 2:
+            return False
+        etype = int.from_bytes(frame[off:off + 2], "big")
+    off += 2
+    if etype == 0x0800 and len(frame) >= off + 20:
+        ihl = (frame[off] & 0x0f) * 4
+        proto = frame[off + 9]
+        udp = off + ihl
+    elif etype == 0x86dd and len(frame) >= off + 40:
+        proto = frame[off + 6]
+        udp = off + 40
+    else:
+        return False
+    if proto != 17 or len(frame) < udp + 4:
+        return False
+    return int.from_bytes(frame[udp + 2:udp + 4], "big") == ROCE_PORT
+
+
+def main():
+    ap = argparse.ArgumentParser(
+        description="A lossy link between two QEMU -netdev dgram endpoints")
+    ap.add_argument("--port-a", type=int, required=True,
+                    help="UDP port (127.0.0.1) A sends its frames to")
+    ap.add_argument("--port-b", type=int, required=True,
+                    help="UDP port (127.0.0.1) B sends its frames to")
+    ap.add_argument("--to-a", type=int, required=True,
+                    help="UDP port of A's netdev")
+    ap.add_argument("--to-b", type=int, required=True,
+                    help="UDP port of B's netdev")
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--drop", type=float, default=0.0)
+    ap.add_argument("--dup", type=float, default=0.0)
+    ap.add_argument("--reorder", type=float, default=0.0)
+    ap.add_argument("--delay", type=float, default=0.0)
+    ap.add_argument("--delay-ms", type=float, default=5.0)
+    ap.add_argument("--all", action="store_true",
+                    help="apply the losses to every frame, not only RoCE")
+    ap.add_argument("--control", help="UNIX datagram socket for commands")
+    args = ap.parse_args()
+
+    rnd = random.Random(args.seed)
+    socks = []
+    for port in (args.port_a, args.port_b):
+        s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        s.bind(("127.0.0.1", port))
+        s.setblocking(False)
+        socks.append(s)
+    dest = [args.to_b, args.to_a]       # from A (index 0) to B, and back
+    ctl = None
+    if args.control:
+        try:
+            os.unlink(args.control)
+        except FileNotFoundError:
+            pass
+        ctl = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+        ctl.bind(args.control)
+    count = {"frames": 0, "dropped": 0, "duplicated": 0, "reordered": 0,
+             "delayed": 0}
+    held = [None, None]                 # a frame held back, per direction
+    later = []                          # (time, seq, direction, frame)
+    seq = 0
+    cut = False
+    done = []
+
+    def stop(signum, frame):
+        done.append(signum)
+
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)
+
+    def send(d, frame):
+        socks[d].sendto(frame, ("127.0.0.1", dest[d]))
+
+    while not done:
+        timeout = 0.05
+        if later:
+            timeout = max(0.0, min(timeout, later[0][0] - time.monotonic()))
+        rlist = socks + ([ctl] if ctl else [])
+        try:
+            ready, _, _ = select.select(rlist, [], [], timeout)
+        except InterruptedError:
+            continue
+        now = time.monotonic()
+        while later and later[0][0] <= now:
+            _, _, d, frame = heapq.heappop(later)
+            send(d, frame)
+        for s in ready:
+            if s is ctl:
+                cmd = ctl.recv(256).decode(errors="replace").split()
+                if len(cmd) == 2 and cmd[0] == "to-a":
+                    dest[1] = int(cmd[1])
+                elif len(cmd) == 2 and cmd[0] == "cut":
+                    cut = cmd[1] == "1"
+                continue
+            d = socks.index(s)
+            try:
+                frame = s.recv(65536)
+            except BlockingIOError:
+                continue
+            if not frame:
+                continue                # an empty datagram ends dgram
+            count["frames"] += 1
+            lossy = args.all or is_roce(frame)
+            if cut or (lossy and rnd.random() < args.drop):
+                count["dropped"] += 1
+                continue
+            if lossy and held[d] is None and rnd.random() < args.reorder:
+                held[d] = frame
+                count["reordered"] += 1
+                continue
+            if lossy and rnd.random() < args.delay:
+                seq += 1
+                heapq.heappush(later, (now + args.delay_ms / 1000, seq, d,
+                                       frame))
+                count["delayed"] += 1
+            else:
+                send(d, frame)
+            if lossy and rnd.random() < args.dup:
+                send(d, frame)
+                count["duplicated"] += 1
+            if held[d] is not None:
+                send(d, held[d])
+                held[d] = None
+    print("relay: %(frames)d frames, %(dropped)d dropped, "
+          "%(duplicated)d duplicated, %(reordered)d reordered, "
+          "%(delayed)d delayed" % count, flush=True)
+    if ctl:
+        os.unlink(args.control)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
