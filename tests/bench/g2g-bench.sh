@@ -76,6 +76,8 @@ set -uo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 top=$(cd "$here/../.." && pwd)
+# shellcheck source=lib.sh
+. "$here/lib.sh"
 qemu=${QEMU:-$top/build/qemu/qemu-system-x86_64}
 guest_dir=${GUEST_DIR:-$top/build/guest}
 out=$top/build/bench
@@ -128,8 +130,6 @@ programs=$(IFS=,; echo "${entries[*]}")
 # the ceiling measurement).
 excl=0
 ticks() { awk '{ sub(/^.*\) /, ""); print $12 + $13 }' "/proc/$1/stat" 2>/dev/null || echo 0; }
-busy() { awk '$1 == "cpu" { print $2 + $3 + $4 + $7 + $8; exit }' /proc/stat; }
-child_secs() { tail -1 "$1" | awk '{ t = 0; for (i = 1; i <= 2; i++) { split($i, a, /[ms]/); t += a[1] * 60 + a[2] } printf "%.2f", t }'; }
 load_begin() {
     _busy0=$(busy) _w0=$(date +%s.%N)
     times >"$out/g2g-times.0"
@@ -258,21 +258,11 @@ pairsec() {
     awk -v n="${3}@$2" '$0 == "GUEST-BEGIN: " n { on = 1; next }
                         $0 == "GUEST-END: " n { on = 0 } on' "$out/g2g-$1/joined-ipv4.log" 2>/dev/null || true
 }
-side() {   # side TEXT server|client
-    echo "$1" | awk -v w="$2" '/^--- server \(exit / { on = (w == "server"); next }
-                               /^--- client \(exit / { on = (w == "client"); next }
-                               /^--- / { on = 0 } on'
-}
-human() {
-    if [ "$1" -ge 1048576 ] && [ $(($1 % 1048576)) = 0 ]; then echo "$(($1 / 1048576)) MiB"
-    elif [ "$1" -ge 1024 ] && [ $(($1 % 1024)) = 0 ]; then echo "$(($1 / 1024)) KiB"
-    else echo "$1 B"; fi
-}
 # measure DEV K PROG SIZE ITERS: val (figure), alt (t_avg), cell, note
 notes=()
 floor_bad=()
 measure() {
-    local d=$1 k=$2 prog=$3 size=$4 n=$5 s cli rs rc row w kind
+    local d=$1 k=$2 prog=$3 size=$4 n=$5 s rs rc kind
     val='' alt='' note='' cell=''
     case $prog in *_lat) kind=lat ;; *) kind=bw ;; esac
     s=$(pairsec "$d" "$k" "$prog")
@@ -283,51 +273,10 @@ measure() {
     fi
     rs=$(echo "$s" | sed -n 's/^--- server (exit \(.*\))$/\1/p' | head -1)
     rc=$(echo "$s" | sed -n 's/^--- client (exit \(.*\))$/\1/p' | head -1)
-    cli=$(side "$s" client)
     case "$rs $rc" in
         *none*) note="not run: $(echo "$rs $rc" | grep -o 'guest [AB] printed no section [^)]*' | head -1)"; cell="NOT RUN"; return ;;
     esac
-    if echo "$s" | grep -q '^--- deadline: '; then
-        note="hung: $(echo "$s" | sed -n 's/^--- deadline: //p' | tr '\n' ' ')"; cell="FAIL (hung)"
-        return
-    fi
-    if [ "$rc" != 0 ] || [ "$rs" != 0 ]; then
-        note="exit status server $rs, client $rc: $(echo "$cli" | grep -v '^[- ]*$' | tail -1)"
-        cell="FAIL (exit $rc)"
-        return
-    fi
-    if echo "$cli" | grep -q 'Correlation coefficient'; then
-        note="perftest's clock calibration failed ($(echo "$cli" | grep -m1 'Correlation coefficient'))"
-        cell="INVALID (clock)"
-        return
-    fi
-    row=$(echo "$cli" | awk -v sz="$size" -v n="$n" '$1 == "#bytes" { h = 1; next }
-                                                     h && $1 == sz && $2 == n { print; exit }')
-    if [ -z "$row" ]; then
-        note="no result row '$size $n ...' in the client's output"; cell="FAIL (no result)"
-        return
-    fi
-    if [ $kind = bw ]; then
-        val=$(echo "$row" | awk '{ print $4 }')    # BW average [MB/sec] (MiB/s)
-    else
-        val=$(echo "$row" | awk '{ print $5 }')    # t_typical [usec]
-        alt=$(echo "$row" | awk '{ print $6 }')    # t_avg [usec]
-    fi
-    if ! echo "$val" | grep -qE '^[0-9]+(\.[0-9]+)?$' || ! awk -v v="$val" 'BEGIN { exit !(v + 0 > 0) }'; then
-        note="perftest reported $val (clock calibration?)"; cell="INVALID ($val)"; val=
-        return
-    fi
-    if [ $kind = bw ]; then
-        # the client's wall time includes connecting: bytes / it is a lower bound
-        w=$(echo "$s" | sed -n 's/^--- end: .* client=\([0-9.]*\) .*/\1/p' | tail -1)
-        if [ -n "$w" ] && awk -v v="$val" -v b="$((size * n))" -v w="$w" \
-               'BEGIN { exit !(w > 0 && v < 0.95 * b / 1048576 / w) }'; then
-            floor_bad+=("$d $prog $(human "$size"): perftest says $val MiB/s, but $((size * n)) bytes in ${w} s wall is more")
-        fi
-        cell=$val
-    else
-        cell="$val ($alt)"
-    fi
+    perftest_verdict "$s" "$size" "$n" "$kind" "$d" "$prog"
 }
 # measure_lat DEV: the latency runs (entries after the bandwidth cases):
 # val = median of the runs with a figure, cell "median [min-max]"

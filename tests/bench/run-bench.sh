@@ -38,6 +38,8 @@ set -uo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 top=$(cd "$here/../.." && pwd)
+# shellcheck source=lib.sh
+. "$here/lib.sh"
 qemu=${QEMU:-$top/build/qemu/qemu-system-x86_64}
 guest_dir=${GUEST_DIR:-$top/build/guest}
 out=$top/build/bench
@@ -85,9 +87,7 @@ say() { printf '[bench] %s\n' "$*" >&2; }
 # (/proc/stat) minus what this script's children used (bash's times, which
 # must run in this shell, not in a subshell).  load_begin ... load_end set
 # $other and $stolen (hypervisor steal) in percent of all host cores.
-busy() { awk '$1 == "cpu" { print $2 + $3 + $4 + $7 + $8; exit }' /proc/stat; }
 steal() { awk '$1 == "cpu" { print $9 + 0; exit }' /proc/stat; }
-child_secs() { tail -1 "$1" | awk '{ t = 0; for (i = 1; i <= 2; i++) { split($i, a, /[ms]/); t += a[1] * 60 + a[2] } printf "%.2f", t }'; }
 load_begin() {
     _busy0=$(busy) _steal0=$(steal) _w0=$(date +%s.%N)
     times >"$out/times.0"
@@ -161,19 +161,9 @@ section() {
     awk -v n="$1" '$0 == "GUEST-BEGIN: " n { on = 1; next }
                    $0 == "GUEST-END: " n { on = 0 } on' "$clean"
 }
-side() {   # side TEXT server|client
-    echo "$1" | awk -v w="$2" '/^--- server \(exit / { on = (w == "server"); next }
-                               /^--- client \(exit / { on = (w == "client"); next }
-                               /^--- / { on = 0 } on'
-}
 # last_try LABEL PROG SIZE RUN: the section name of the last try of a run
 last_try() {
     grep "^GUEST-BEGIN: bench:$1:$2:$3:$4:[0-9]*\$" "$clean" | tail -1 | sed 's/^GUEST-BEGIN: //'
-}
-human() {   # a size in B/KiB/MiB
-    if [ "$1" -ge 1048576 ] && [ $(($1 % 1048576)) = 0 ]; then echo "$(($1 / 1048576)) MiB"
-    elif [ "$1" -ge 1024 ] && [ $(($1 % 1024)) = 0 ]; then echo "$(($1 / 1024)) KiB"
-    else echo "$1 B"; fi
 }
 
 # measure LABEL PROG SIZE ITERS RUN: sets val (figure), alt (second figure:
@@ -182,7 +172,7 @@ notes=()
 retries=0
 floor_bad=()
 measure() {
-    local label=$1 prog=$2 size=$3 n=$4 run=$5 sec s cli rs rc row tries kind
+    local label=$1 prog=$2 size=$3 n=$4 run=$5 sec s tries kind
     val= alt= note= cell=
     case $prog in *_lat) kind=lat ;; *) kind=bw ;; esac
     sec=$(last_try "$label" "$prog" "$size" "$run")
@@ -201,50 +191,8 @@ measure() {
     tries=${sec##*:}
     [ "$tries" -le 1 ] || retries=$((retries + tries - 1))
     s=$(section "$sec")
-    cli=$(side "$s" client)
-    rs=$(echo "$s" | sed -n 's/^--- server (exit \(.*\))$/\1/p')
-    rc=$(echo "$s" | sed -n 's/^--- client (exit \(.*\))$/\1/p')
-    if echo "$s" | grep -q '^--- deadline: '; then
-        note="hung: $(echo "$s" | sed -n 's/^--- deadline: //p')"; cell="FAIL (hung)"
-        return
-    fi
-    if [ "$rc" != 0 ] || [ "$rs" != 0 ]; then
-        note="exit status server $rs, client $rc: $(echo "$cli" | grep -v '^[- ]*$' | tail -1)"
-        cell="FAIL (exit $rc)"
-        return
-    fi
-    if echo "$cli" | grep -q 'Correlation coefficient'; then
-        note="perftest's clock calibration failed in all $tries tries ($(echo "$cli" | grep -m1 'Correlation coefficient'))"
-        cell="INVALID (clock)"
-        return
-    fi
-    row=$(echo "$cli" | awk -v sz="$size" -v n="$n" '$1 == "#bytes" { h = 1; next }
-                                                     h && $1 == sz && $2 == n { print; exit }')
-    if [ -z "$row" ]; then
-        note="no result row '$size $n ...' in the client's output"; cell="FAIL (no result)"
-        return
-    fi
-    if [ $kind = bw ]; then
-        val=$(echo "$row" | awk '{ print $4 }')    # BW average [MB/sec] (MiB/s)
-    else
-        val=$(echo "$row" | awk '{ print $5 }')    # t_typical [usec]
-        alt=$(echo "$row" | awk '{ print $6 }')    # t_avg [usec]
-    fi
-    if ! echo "$val" | grep -qE '^[0-9]+(\.[0-9]+)?$' || ! awk -v v="$val" 'BEGIN { exit !(v + 0 > 0) }'; then
-        note="perftest reported $val (clock calibration?)"; cell="INVALID ($val)"; val=
-        return
-    fi
-    # Clock cross-check: the data moved over the client's wall-clock run time
-    # (which includes connection set-up) is a lower bound on its bandwidth.
-    if [ $kind = bw ]; then
-        local w
-        w=$(echo "$s" | sed -n 's/^--- end: .* client=\([0-9.]*\) .*/\1/p')
-        if [ -n "$w" ] && awk -v v="$val" -v b="$((size * n))" -v w="$w" \
-               'BEGIN { exit !(w > 0 && v < 0.95 * b / 1048576 / w) }'; then
-            floor_bad+=("$label $prog $(human "$size"): perftest says $val MiB/s, but $((size * n)) bytes in ${w} s wall is more")
-        fi
-    fi
-    if [ $kind = bw ]; then cell=$val; else cell="$val ($alt)"; fi
+    perftest_verdict "$s" "$size" "$n" "$kind" "$label" "$prog" " in all $tries tries"
+    [ -n "$val" ] || return
     if [ $kind = lat ] && awk -v v="$val" 'BEGIN { exit !(v >= 1000) }'; then
         cell="$cell !"
         slow_lat+=("$label $prog $(human "$size")")
