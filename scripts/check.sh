@@ -18,6 +18,9 @@
 # that drops 3%, duplicates, reorders and delays 2% of the RoCE frames:
 # pvrdma to pvrdma, with rxe both ways, and rxe to rxe, lanes
 # "lossy-pvrdma", "lossy-client", "lossy-server", "lossy-rxe"),
+# peer-migration (guest A, pvrdma, migrated to a new QEMU and back during
+# ibv_rc_pingpong, ib_write_bw and rping with guest B: B on pvrdma, lane
+# "peer-migration-pvrdma", and on rxe, lane "peer-migration-rxe"),
 # rxe (lane 3: in a TCG host
 # VM with Linux Soft-RoCE rxe0, the rdmacm-mux tests, lane "mux", and the
 # qtests on ibdev=rxe0, lane "qtest-rxe"), fuzz (the device's libFuzzer
@@ -39,7 +42,7 @@ top=$(cd "$1" && pwd)
 build=$(cd "$2" && pwd)
 shift 2
 lanes=("$@")
-[ ${#lanes[@]} -gt 0 ] || lanes=(abi unit qtest qtest-asan fuzz mux-fuzz install libvirt patches guest guest-6.12 guest-driver guest-migration two-guests interop lossy rxe)
+[ ${#lanes[@]} -gt 0 ] || lanes=(abi unit qtest qtest-asan fuzz mux-fuzz install libvirt patches guest guest-6.12 guest-driver guest-migration two-guests interop lossy peer-migration rxe)
 
 total_pass=0
 total_fail=0
@@ -236,6 +239,19 @@ for lane in "${lanes[@]}"; do
             count "lossy-$name" "$logdir/lossy-$name.log"
         done
         ;;
+    peer-migration)
+        echo "== peer-migration: guest A migrates twice during each RDMA program with guest B"
+        for sdev in pvrdma rxe; do
+            bash "$top/tests/guest/two-guests.sh" --no-build --gids ipv4 \
+                --client-dev pvrdma --server-dev "$sdev" --migrate 1 \
+                --programs ibv_rc_pingpong:4096:10000,ib_write_bw:65536:6000,rping:64:3000 \
+                --log-dir "$build/two-guests/migrate-pvrdma-$sdev" 2>&1 |
+                sed "s/^two-guests: /peer-migration-$sdev: /" |
+                tee "$logdir/peer-migration-$sdev.log" |
+                grep -E '^(not )?ok|^  #|^# (relay|guest B |migration: )'
+            count "peer-migration-$sdev" "$logdir/peer-migration-$sdev.log"
+        done
+        ;;
     fuzz)
         run_script fuzz '^(\[fuzz\] (FAIL|replay on)|executions:|crashes:|  /|coverage )' \
             "libFuzzer on the device: committed inputs, then ${PVRDMA_CHECK_FUZZ_SECONDS:-180} s" \
@@ -298,10 +314,10 @@ for lane in "${lanes[@]}"; do
 done
 
 echo
-echo "lane               passed  failed skipped  seconds"
+echo "lane                   passed  failed skipped  seconds"
 for r in "${rows[@]}"; do
     # shellcheck disable=SC2086
-    printf '%-18s %6s %7s %7s %8s\n' $r
+    printf '%-22s %6s %7s %7s %8s\n' $r
 done
 echo "(\" = counted in the step above; skipped tests count as passed; total $(hms $((SECONDS - check_start))))"
 echo "$total_pass passed, $total_fail failed"

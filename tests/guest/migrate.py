@@ -19,6 +19,14 @@ and downtime); and per program "PASS: migration-<section>" when it saw
 2 x --rounds migrations, else "FAIL: ...".  The last line is
 "migration: N passed, N failed".  Exit status 0 only if all passed.
 
+--peer-port (two-guests.sh --migrate) runs guest A of two guests on one
+link instead: its netdev is -netdev dgram, each QEMU on a port of its own
+(the first on --peer-port), sending to the relay (tests/guest/relay.py) at
+--peer-remote; after each migration the relay is told, on --peer-relay,
+to send A's frames to the new QEMU.  The guest's scenarios and kernel
+command line come from --test and --append; each "migration:" line also
+shows the RoCE counters of the QEMU A left.
+
 --bench instead prints figures (make bench-migration): QEMU's total
 migration time and downtime, medians of --rounds * 2 migrations, for the
 same guest without the device, with the device idle, and with the device
@@ -85,14 +93,61 @@ class Qmp:
             pass
 
 
+class Peer:
+    """Guest A's end of a link to guest B through the relay: the netdev of
+    each of its QEMUs, and where the relay sends A's frames."""
+
+    def __init__(self, relay, remote, first_port):
+        self.relay = relay
+        self.remote = remote
+        self.first_port = first_port
+        self.ports = {}
+
+    def netdev(self, idx):
+        if idx == 0:
+            port = self.first_port
+        else:
+            # a free port: bound and released (the QEMU binds it at once)
+            with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+                s.bind(("127.0.0.1", 0))
+                port = s.getsockname()[1]
+        self.ports[idx] = port
+        return ["-netdev", "dgram,id=n0,local.type=inet,"
+                f"local.host=127.0.0.1,local.port={port},remote.type=inet,"
+                f"remote.host=127.0.0.1,remote.port={self.remote}"]
+
+    def follow(self, vm):
+        """The relay sends A's frames to vm's netdev from now on."""
+        with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM) as s:
+            s.sendto(f"to-a {self.ports[vm.idx]}".encode(), self.relay)
+
+
+def roce(vm):
+    """The RoCE counters of vm's pvrdma port as one string, or None when
+    the QEMU does not answer."""
+    try:
+        for dev in vm.qmp.cmd("query-pvrdma"):
+            if "roce" in dev:
+                r = dev["roce"]
+                return (f"tx {r['tx-frames']} rx {r['rx-frames']} timeouts "
+                        f"{r['timeouts']} retransmits {r['retransmits']} "
+                        f"seq-naks {r['seq-naks']} duplicates "
+                        f"{r['duplicates']}")
+    except (RuntimeError, OSError, KeyError, ValueError):
+        return None
+    return "no RoCE port"
+
+
 class Vm:
     """One QEMU of the guest."""
 
-    def __init__(self, idx, base, work, incoming):
+    def __init__(self, idx, base, work, incoming, peer=None):
         self.idx = idx
         self.console = os.path.join(work, f"console.{idx}")
         qmp = os.path.join(work, f"qmp.{idx}")
-        args = base + ["-serial", f"file:{self.console}",
+        args = base + (peer.netdev(idx) if peer else
+                       ["-netdev", "user,id=n0,restrict=on"])
+        args += ["-serial", f"file:{self.console}",
                        "-qmp", f"unix:{qmp},server=on,wait=off"]
         if incoming:
             args += ["-incoming", "defer"]
@@ -117,9 +172,10 @@ class Vm:
             time.sleep(0.01)
 
 
-def migrate(src, idx, base, work, caps=None):
-    """Move the VM from src to a new QEMU; returns it and the figures."""
-    dst = Vm(idx, base, work, incoming=True)
+def migrate(src, idx, base, work, caps=None, peer=None):
+    """Move the VM from src to a new QEMU; returns it and the figures
+    (with peer: also the source's RoCE counters, as info["roce"])."""
+    dst = Vm(idx, base, work, incoming=True, peer=peer)
     uri = f"unix:{os.path.join(work, f'mig.{idx}')}"
     for q in (src, dst):
         if caps:
@@ -128,6 +184,9 @@ def migrate(src, idx, base, work, caps=None):
     dst.qmp.cmd("migrate-incoming", uri=uri)
     src.qmp.cmd("migrate", uri=uri)
     info = src.wait_status("completed")
+    if peer:
+        peer.follow(dst)
+        info["roce"] = roce(src)
     dst.wait_status("completed")
     src.qmp.cmd("quit")
     rc = src.proc.wait(timeout=60)
@@ -137,8 +196,10 @@ def migrate(src, idx, base, work, caps=None):
     return dst, info
 
 
-def guest_base(qemu, guest_dir, append, pvrdma=True):
-    """The command line of run-guest.sh, minus console and monitor."""
+def guest_base(qemu, guest_dir, append, pvrdma=True,
+               mac="52:54:00:12:34:56"):
+    """The command line of run-guest.sh, minus netdev, console and
+    monitor."""
     fw = subprocess.run(
         ["bash", "-c", f'. "{HERE}/lib.sh"; qemu_fw_args "$1" && '
          'printf "%s\\n" "${fw[@]}"', "-", qemu],
@@ -148,9 +209,8 @@ def guest_base(qemu, guest_dir, append, pvrdma=True):
         "-kernel", os.path.join(guest_dir, "vmlinuz"),
         "-initrd", os.path.join(guest_dir, "initrd.img"),
         "-append", "console=ttyS0 panic=-1 quiet " + append,
-        "-netdev", "user,id=n0,restrict=on",
         "-device", "vmxnet3,addr=10.0,multifunction=on,netdev=n0,"
-                   "mac=52:54:00:12:34:56,romfile="]
+                   f"mac={mac},romfile="]
     if pvrdma:
         args += ["-device", "pvrdma,addr=10.1"]
     return args
@@ -172,24 +232,32 @@ def fmt(info):
     return (f"total {info.get('total-time', '?')} ms, downtime "
             f"{info.get('downtime', '?')} ms, setup "
             f"{info.get('setup-time', '?')} ms, "
-            f"{ram.get('transferred', 0) // 1024} KiB sent")
+            f"{ram.get('transferred', 0) // 1024} KiB sent"
+            + (f"; RoCE counters of the QEMU it left: "
+               f"{info['roce'] or 'none'}" if "roce" in info else ""))
 
 
 def run_lane(a, work, pvrdma=True, infos=None):
     append = (f"pvrdma.test={a.test} pvrdma.timeout={a.tool_timeout} "
-              f"pvrdma.migscale={a.scale} pvrdma.shell=0")
-    base = guest_base(a.qemu, a.guest_dir, append, pvrdma)
+              f"pvrdma.migscale={a.scale} pvrdma.shell=0 {a.append}")
+    base = guest_base(a.qemu, a.guest_dir, append.strip(), pvrdma, a.mac)
+    peer = None
+    if a.peer_port:
+        peer = Peer(a.peer_relay, a.peer_remote, a.peer_port)
     say("booting: " + " ".join(base))
-    vms = [Vm(0, base, work, incoming=False)]
+    vms = [Vm(0, base, work, incoming=False, peer=peer)]
     vm = vms[0]
     done = {}                       # section -> migrations while it ran
     deadline = time.monotonic() + a.timeout
     failed = None
+    last = None                     # the RoCE counters of the current QEMU
     try:
         while vm.proc.poll() is None:
             if time.monotonic() > deadline:
                 failed = f"timeout after {a.timeout} s"
                 break
+            if peer:
+                last = roce(vm) or last
             text = console_text(vms)
             todo = [s for s in re.findall(r"^GUEST-MIGRATE: (\S+)$", text,
                                           re.M) if s not in done]
@@ -202,7 +270,7 @@ def run_lane(a, work, pvrdma=True, infos=None):
             for _ in range(2 * a.rounds):
                 if f"GUEST-END: {sec}\n" in console_text(vms):
                     break
-                vm, info = migrate(vm, len(vms), base, work)
+                vm, info = migrate(vm, len(vms), base, work, peer=peer)
                 vms.append(vm)
                 ran = f"GUEST-END: {sec}\n" not in console_text(vms)
                 done[sec] += ran
@@ -225,6 +293,9 @@ def run_lane(a, work, pvrdma=True, infos=None):
     with open(a.log + ".rc", "w") as f:
         rc = vm.proc.returncode if failed is None else 1
         f.write(f"{rc}\n")
+    if peer:
+        print(f"migration: RoCE counters of the last QEMU (#{vm.idx}), last "
+              f"read: {last or 'none'}", flush=True)
     npass = nfail = 0
     for sec, n in done.items():
         if n >= 2 * a.rounds:
@@ -295,8 +366,23 @@ def main():
                    help="print migration figures (make bench-migration)")
     p.add_argument("--keep", action="store_true",
                    help="keep the QEMUs' logs and sockets")
+    p.add_argument("--append", default="",
+                   help="more kernel command line for the guest")
+    p.add_argument("--mac", default="52:54:00:12:34:56",
+                   help="the vmxnet3's MAC address")
+    p.add_argument("--work", default=None,
+                   help="the QEMUs' logs and sockets (default "
+                        "GUEST-DIR/migration)")
+    p.add_argument("--peer-port", type=int, default=0,
+                   help="guest A of two: its first QEMU's dgram port")
+    p.add_argument("--peer-remote", type=int, default=0,
+                   help="guest A of two: the relay's port for A's frames")
+    p.add_argument("--peer-relay", default=None,
+                   help="guest A of two: the relay's control socket")
     a = p.parse_args()
-    work = os.path.join(a.guest_dir, "migration")
+    if a.peer_port and not (a.peer_remote and a.peer_relay):
+        p.error("--peer-port wants --peer-remote and --peer-relay")
+    work = a.work or os.path.join(a.guest_dir, "migration")
     shutil.rmtree(work, ignore_errors=True)
     os.makedirs(work)
     if a.log is None:

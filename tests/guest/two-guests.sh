@@ -58,6 +58,17 @@
 #                     counters, and each QEMU's query-pvrdma RoCE counters
 #                     (retransmissions, duplicates; pvrdma only), are
 #                     printed, and a TAP line checks that frames were lost
+#   --migrate ROUNDS  live-migrate guest A while each of its client programs
+#                     runs: A is run by tests/guest/migrate.py, which moves
+#                     it to a new QEMU on this machine and back ROUNDS
+#                     times per program (2 x ROUNDS migrations), 1 s after
+#                     the client started; the link goes through the relay
+#                     (lossless unless --lossy), which is told where A is
+#                     after each migration.  One TAP line per program says
+#                     whether all its migrations completed while it ran; the
+#                     programs' own lines say whether they then succeeded.
+#                     Give the programs iterations enough to last (e.g.
+#                     --programs ibv_rc_pingpong:4096:30000,...)
 #   --no-build        do not run build-guest.sh first
 #
 # Environment: QEMU (default build/qemu/qemu-system-x86_64), GUEST_DIR
@@ -92,6 +103,7 @@ build=1
 info=0
 kappend=
 lossy=
+mig_rounds=0
 while [ $# -gt 0 ]; do
     case $1 in
         --server-dev) server_dev=$2; shift 2 ;;
@@ -108,6 +120,7 @@ while [ $# -gt 0 ]; do
         --info) info=1; shift ;;
         --append) kappend=$2; shift 2 ;;
         --lossy) lossy=$2; shift 2 ;;
+        --migrate) mig_rounds=$2; shift 2 ;;
         -h|--help) sed -n '/^# Usage/,/^set -uo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
         *) die "unknown option $1 (see --help)" ;;
     esac
@@ -115,9 +128,10 @@ done
 for d in "$server_dev" "$client_dev"; do
     case $d in rxe|pvrdma) ;; *) die "a device is rxe or pvrdma, not '$d'" ;; esac
 done
-for v in "$iters" "$dp_timeout" ${size:+"$size"}; do
-    case $v in ''|*[!0-9]*) die "--iters, --size and --timeout want numbers, got '$v'" ;; esac
+for v in "$iters" "$dp_timeout" "$mig_rounds" ${size:+"$size"}; do
+    case $v in ''|*[!0-9]*) die "--iters, --size, --timeout and --migrate want numbers, got '$v'" ;; esac
 done
+[ "$mig_rounds" = 0 ] || [ -z "$pcap" ] || die "--pcap and --migrate: not both (guest A's QEMUs come and go)"
 case $args in *,*|*\"*|*\'*) die "--args must not hold commas or quotes (they go on the guests' kernel command line)" ;; esac
 if [ -n "$lossy" ]; then
     IFS=: read -r l_seed l_drop l_dup l_reorder l_delay <<<"$lossy"
@@ -204,12 +218,10 @@ npairs=$(( ${#entries[@]} * $(echo "$gids" | tr ',' '\n' | grep -c .) ))
 # deadline + 60 s) and then runs into its own deadline.
 guest_timeout=$((300 + npairs * (2 * dp_timeout + 70)))
 
-# boot LETTER ROLE DEV IP MAC LPORT RPORT PEER PEER6 [QEMU ARGS...]: start
-# run-guest.sh in the background, in its own session (so that it and its
-# QEMU can be stopped together); sets pid_LETTER
-boot() {
-    local l=$1 role=$2 dev=$3 ip=$4 mac=$5 lport=$6 rport=$7 peer=$8 peer6=$9 sc append
-    shift 9
+# guest_args ROLE DEV IP PEER PEER6: the guest's scenarios (sc) and kernel
+# command line (append)
+guest_args() {
+    local role=$1 dev=$2 ip=$3 peer=$4 peer6=$5
     if [ "$dev" = rxe ]; then sc=rxe,two; else sc=probe,devinfo,two; fi
     [ $info = 0 ] || sc=${sc%,two},info,two
     # no_timer_check: two TCG guests on a loaded host fail the kernel's
@@ -220,6 +232,14 @@ boot() {
     [ -z "$args" ] || append+=" pvrdma.args=$(echo "$args" | tr -s ' ' ',' | sed 's/^,//; s/,$//')"
     [ "$dev" = pvrdma ] || append+=" pvrdma.ibdev=rxe0"
     [ -z "$kappend" ] || append+=" $kappend"
+}
+# boot LETTER ROLE DEV IP MAC LPORT RPORT PEER PEER6 [QEMU ARGS...]: start
+# run-guest.sh in the background, in its own session (so that it and its
+# QEMU can be stopped together); sets pid_LETTER
+boot() {
+    local l=$1 role=$2 dev=$3 ip=$4 mac=$5 lport=$6 rport=$7 peer=$8 peer6=$9 sc append
+    shift 9
+    guest_args "$role" "$dev" "$ip" "$peer" "$peer6"
     rm -f "$logdir/$l.log" "$logdir/$l.log.rc"
     GUEST_NETDEV="dgram,id=n0,local.type=inet,local.host=127.0.0.1,local.port=$lport,remote.type=inet,remote.host=127.0.0.1,remote.port=$rport" \
     GUEST_MAC=$mac setsid "$here/run-guest.sh" --no-build --quiet --log "$logdir/$l.log" \
@@ -227,6 +247,22 @@ boot() {
         >"$logdir/$l.run.out" 2>"$logdir/$l.run.err" </dev/null &
     eval "pid_$l=\$!"
     note "guest $l: $role on $dev, $ip $peer6 (peer), MAC $mac, dgram 127.0.0.1:$lport -> :$rport; console $logdir/$l.log"
+}
+# boot_migrating: guest A (the clients) under tests/guest/migrate.py, which
+# migrates it while each client program runs; as boot, sets pid_a
+boot_migrating() {
+    local sc append
+    guest_args client "$client_dev" $ip_a $ip_b "$ll_b"
+    rm -rf "$logdir/a.log" "$logdir/a.log.rc" "$logdir/a-mig"
+    setsid python3 "$here/migrate.py" --qemu "$qemu" --test "$sc" \
+        --append "$append pvrdma.twomig=1" --mac $mac_a \
+        --tool-timeout "$dp_timeout" --timeout "$guest_timeout" \
+        --rounds "$mig_rounds" --settle 1 --log "$logdir/a.log" \
+        --work "$logdir/a-mig" --keep --peer-port "$port_a" \
+        --peer-remote "$peer_a" --peer-relay "$relay_ctl" \
+        >"$logdir/a.migrate" 2>"$logdir/a.run.err" </dev/null &
+    pid_a=$!
+    note "guest a: client on $client_dev, $ip_a (migrating: $mig_rounds round(s) per program, tests/guest/migrate.py), MAC $mac_a, dgram 127.0.0.1:$port_a (then ports of its own) -> :$peer_a; console $logdir/a.log (written at the end), QEMUs' logs $logdir/a-mig"
 }
 # stop_guests: every process of the guests' sessions (run-guest.sh, and
 # timeout with QEMU, which timeout moves to a process group of its own)
@@ -242,7 +278,14 @@ trap 'stop_guests; exit 130' INT TERM
 # to the other guest's netdev; the guests' QMP sockets give the counters.
 peer_a=$port_b peer_b=$port_a
 relay_pid=
+relay_ctl=$logdir/relay.ctl
 qmp=()
+if [ "$mig_rounds" != 0 ] && [ -z "$lossy" ]; then
+    lossy=1:0:0:0:0 l_seed=1 l_drop=0 l_dup=0 l_reorder=0 l_delay=0
+    lossless=1
+else
+    lossless=0
+fi
 if [ -n "$lossy" ]; then
     relay_a=$(free_udp_port "$port_a") && relay_b=$(free_udp_port "$port_b") ||
         die "no free UDP port on 127.0.0.1"
@@ -251,10 +294,14 @@ if [ -n "$lossy" ]; then
     python3 "$here/relay.py" --port-a "$relay_a" --port-b "$relay_b" \
         --to-a "$port_a" --to-b "$port_b" --seed "$l_seed" --drop "$l_drop" \
         --dup "$l_dup" --reorder "$l_reorder" --delay "$l_delay" \
-        >"$logdir/relay.log" 2>&1 &
+        --control "$relay_ctl" >"$logdir/relay.log" 2>&1 &
     relay_pid=$!
     peer_a=$relay_a peer_b=$relay_b
-    note "lossy link: relay 127.0.0.1:$relay_a (from A), :$relay_b (from B); seed $l_seed, drop $l_drop, dup $l_dup, reorder $l_reorder, delay $l_delay"
+    if [ $lossless = 1 ]; then
+        note "relay 127.0.0.1:$relay_a (from A), :$relay_b (from B), lossless; control $relay_ctl"
+    else
+        note "lossy link: relay 127.0.0.1:$relay_a (from A), :$relay_b (from B); seed $l_seed, drop $l_drop, dup $l_dup, reorder $l_reorder, delay $l_delay"
+    fi
     trap 'stop_guests; [ -z "$relay_pid" ] || kill "$relay_pid" 2>/dev/null; exit 130' INT TERM
 fi
 
@@ -264,7 +311,8 @@ dump=()
 start=$(date +%s)
 counters=()
 if [ -n "$lossy" ]; then
-    for l in a b; do
+    # under --migrate, migrate.py reads A's counters itself
+    for l in b $([ "$mig_rounds" != 0 ] || echo a); do
         rm -f "$logdir/$l.qmp"
         python3 "$here/roce-counters.py" "$logdir/$l.qmp" >"$logdir/$l.roce" 2>&1 &
         counters+=($!)
@@ -275,7 +323,11 @@ else
     qmp_a=() qmp_b=()
 fi
 boot b server "$server_dev" $ip_b $mac_b "$port_b" "$peer_b" $ip_a "$ll_a" "${qmp_b[@]}"
-boot a client "$client_dev" $ip_a $mac_a "$port_a" "$peer_a" $ip_b "$ll_b" "${dump[@]}" "${qmp_a[@]}"
+if [ "$mig_rounds" = 0 ]; then
+    boot a client "$client_dev" $ip_a $mac_a "$port_a" "$peer_a" $ip_b "$ll_b" "${dump[@]}" "${qmp_a[@]}"
+else
+    boot_migrating
+fi
 
 # Wait for both.  Once one guest is done, the other gets one pair's worth
 # of time to finish (it may wait for a peer that is gone).
@@ -409,13 +461,47 @@ if [ -n "$lossy" ]; then
     for p in "${counters[@]}"; do wait "$p" 2>/dev/null; done
     relay_line=$(grep '^relay:' "$logdir/relay.log" | tail -n 1)
     note "${relay_line:-relay: no counters (see $logdir/relay.log)}"
-    note "guest A ($client_dev): $(cat "$logdir/a.roce" 2>/dev/null)"
-    note "guest B ($server_dev): $(cat "$logdir/b.roce" 2>/dev/null)"
+    # (an rxe guest's pvrdma is unloaded: its counters would be zeros)
+    [ "$mig_rounds" != 0 ] || [ "$client_dev" != pvrdma ] ||
+        note "guest A ($client_dev): $(cat "$logdir/a.roce" 2>/dev/null)"
+    [ "$server_dev" != pvrdma ] || note "guest B ($server_dev): $(cat "$logdir/b.roce" 2>/dev/null)"
     dropped=$(echo "$relay_line" | sed -nE 's/.* ([0-9]+) dropped.*/\1/p')
-    if [ "${dropped:-0}" -gt 0 ]; then
+    if [ $lossless = 1 ]; then
+        :
+    elif [ "${dropped:-0}" -gt 0 ]; then
         tap_result OK "lossy link: the relay lost frames ($relay_line)"
     else
         tap_result FAIL "lossy link: the relay lost frames" "$logdir/relay.log"
+    fi
+fi
+# --- the migrations ------------------------------------------------------------
+# migrate.py's verdicts: "PASS: migration-SECTION" when all its migrations
+# completed while SECTION's program ran (FAIL with "#   " lines, and
+# FAIL: migration-harness when the migrating itself failed)
+if [ "$mig_rounds" != 0 ]; then
+    grep '^migration: ' "$logdir/a.migrate" | sed 's/^/# /'
+    mig_ev=$logdir/evidence-migration.txt
+    cur=
+    mig_flush() {
+        [ -n "$cur" ] || return 0
+        if [ "${cur%% *}" = PASS ]; then
+            tap_result OK "guest A migrated $((2 * mig_rounds)) times while ${cur#* } ran (client A $client_dev, server B $server_dev)"
+        else
+            tap_result FAIL "guest A migrated $((2 * mig_rounds)) times while ${cur#* } ran" "$mig_ev"
+        fi
+        cur=
+    }
+    while IFS= read -r line; do
+        case $line in
+            PASS:\ migration-*|FAIL:\ migration-*)
+                mig_flush; cur="${line%%:*} ${line#*: migration-}"; : >"$mig_ev" ;;
+            '#   '*) echo "${line#\#   }" >>"$mig_ev" ;;
+        esac
+    done <"$logdir/a.migrate"
+    mig_flush
+    if ! grep -qE '^(PASS|FAIL): migration-' "$logdir/a.migrate"; then
+        tail -n 5 "$logdir/a.run.err" >"$mig_ev" 2>/dev/null
+        tap_result FAIL "guest A migrated while its programs ran: migrate.py gave no verdict" "$mig_ev"
     fi
 fi
 note "logs: $logdir (a.log, b.log: consoles; joined-<gids>.log: both sides of each pair)"
