@@ -100,8 +100,9 @@ void rc_init(Dp *d, PvQp *qp, uint32_t access)
                                PVRDMA_QP_ACCESS_FLAGS, &a), ==, ERR_OK);
 }
 
-void rc_connect(Dp *d, PvQp *qp, uint32_t dest_qpn, uint32_t access,
-                uint8_t min_rnr_timer, uint8_t rnr_retry)
+void rc_connect_path(Dp *d, PvQp *qp, uint32_t dest_qpn, uint32_t access,
+                     uint8_t min_rnr_timer, uint8_t rnr_retry,
+                     const RcPath *path)
 {
     PvrdmaQpAttr a = { 0 };
 
@@ -112,20 +113,22 @@ void rc_connect(Dp *d, PvQp *qp, uint32_t dest_qpn, uint32_t access,
     a.rq_psn = 0x100;
     a.max_dest_rd_atomic = 4;
     a.min_rnr_timer = min_rnr_timer;
-    memcpy(a.ah_attr.grh.dgid.raw, gid0, 16);
+    memcpy(a.ah_attr.grh.dgid.raw, path->dgid, 16);
     a.ah_attr.grh.sgid_index = 0;
     a.ah_attr.grh.hop_limit = 64;
     a.ah_attr.port_num = 1;
     a.ah_attr.ah_flags = 1;
+    if (path->dmac) {
+        memcpy(a.ah_attr.dmac, path->dmac, 6);
+    }
     g_assert_cmpuint(modify_qp(d->pv, qp->handle, PVRDMA_QP_STATE |
                                PVRDMA_QP_AV | PVRDMA_QP_PATH_MTU |
                                PVRDMA_QP_DEST_QPN | PVRDMA_QP_RQ_PSN |
                                PVRDMA_QP_MAX_DEST_RD_ATOMIC |
                                PVRDMA_QP_MIN_RNR_TIMER, &a), ==, ERR_OK);
     a.qp_state = PVRDMA_QPS_RTS;
-    a.timeout = 14;
-    /* Linux rxe retries forever with 7, as if it were an rnr_retry. */
-    a.retry_cnt = pv_ibverbs() ? 6 : 7;
+    a.timeout = path->timeout;
+    a.retry_cnt = path->retry_cnt;
     a.rnr_retry = rnr_retry;
     a.sq_psn = 0x100;
     a.max_rd_atomic = 4;
@@ -134,6 +137,17 @@ void rc_connect(Dp *d, PvQp *qp, uint32_t dest_qpn, uint32_t access,
                                PVRDMA_QP_RNR_RETRY | PVRDMA_QP_SQ_PSN |
                                PVRDMA_QP_MAX_QP_RD_ATOMIC, &a), ==, ERR_OK);
     g_assert_cmpuint(qp_state(d, qp), ==, PVRDMA_QPS_RTS);
+}
+
+void rc_connect(Dp *d, PvQp *qp, uint32_t dest_qpn, uint32_t access,
+                uint8_t min_rnr_timer, uint8_t rnr_retry)
+{
+    /* Linux rxe retries forever with 7, as if it were an rnr_retry. */
+    RcPath path = { .dgid = gid0, .timeout = 14,
+                    .retry_cnt = pv_ibverbs() ? 6 : 7 };
+
+    rc_connect_path(d, qp, dest_qpn, access, min_rnr_timer, rnr_retry,
+                    &path);
 }
 
 /* Two connected RC QPs on d's CQs. */

@@ -61,6 +61,16 @@ PvCq *dp_cq(Dp *d, uint32_t cqe);
 uint32_t qp_state(Dp *d, PvQp *qp);
 /* An RC QP from RESET to INIT with @access */
 void rc_init(Dp *d, PvQp *qp, uint32_t access);
+/* The far end of an RC connection: GID, MAC (NULL: none), ACK timeout. */
+typedef struct RcPath {
+    const uint8_t *dgid;
+    const uint8_t *dmac;
+    uint8_t timeout;                /* 4.096 us << timeout */
+    uint8_t retry_cnt;
+} RcPath;
+void rc_connect_path(Dp *d, PvQp *qp, uint32_t dest_qpn, uint32_t access,
+                     uint8_t min_rnr_timer, uint8_t rnr_retry,
+                     const RcPath *path);
 void rc_connect(Dp *d, PvQp *qp, uint32_t dest_qpn, uint32_t access,
                 uint8_t min_rnr_timer, uint8_t rnr_retry);
 void rc_pair(Dp *d, PvQp **a, PvQp **b, uint32_t b_access,

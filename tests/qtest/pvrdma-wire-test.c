@@ -13,6 +13,7 @@
 #include <netinet/in.h>
 #include <poll.h>
 #include "qemu/atomic.h"
+#include "qemu/bswap.h"
 #include "qobject/qdict.h"
 #include "qobject/qlist.h"
 #include "pvrdma-dp.h"
@@ -39,6 +40,11 @@ typedef struct Relay {
     int stop;
     /* counted by the relay thread, read when it has stopped */
     uint64_t frames, dropped, duplicated, reordered;
+    uint64_t from[2];               /* frames A, B sent: read any time */
+    int drop_every_b;               /* drop every Nth frame from B (0: no) */
+    /* A's RDMA READ requests (IPv4): PSN and DMA length, in order */
+    uint32_t read_psn[64], read_len[64];
+    int nreads;                     /* written by the relay thread */
 } Relay;
 
 typedef struct Link {
@@ -123,6 +129,25 @@ static void relay_send(Relay *r, int to, const void *buf, ssize_t len)
     sendto(r->fd[to], buf, len, 0, (struct sockaddr *)&sa, sizeof(sa));
 }
 
+/*
+ * Ethernet, IPv4 without options, UDP, BTH (opcode, PSN in bytes 9-11),
+ * RETH (DMA length in bytes 12-15): note A's RC RDMA READ requests.
+ */
+static void relay_note_read(Relay *r, int from, const uint8_t *f,
+                            ssize_t len)
+{
+    const uint8_t *bth = f + 14 + 20 + 8;
+    int n = qatomic_read(&r->nreads);
+
+    if (from != 0 || len < 14 + 20 + 8 + 12 + 16 || f[12] != 0x08 ||
+        f[13] != 0x00 || bth[0] != 0x0c || n >= ARRAY_SIZE(r->read_psn)) {
+        return;
+    }
+    r->read_psn[n] = bth[9] << 16 | bth[10] << 8 | bth[11];
+    r->read_len[n] = ldl_be_p(bth + 12 + 12);
+    qatomic_store_release(&r->nreads, n + 1);
+}
+
 static gpointer relay_thread(gpointer opaque)
 {
     Relay *r = opaque;
@@ -149,6 +174,13 @@ static gpointer relay_thread(gpointer opaque)
                 continue;
             }
             r->frames++;
+            qatomic_inc(&r->from[from]);
+            relay_note_read(r, from, buf, len);
+            if (from == 1 && r->drop_every_b &&
+                r->from[1] % r->drop_every_b == 0) {
+                r->dropped++;
+                continue;
+            }
             if (qatomic_read(&r->cut) ||
                 g_rand_double(r->rand) < r->drop) {
                 r->dropped++;
@@ -227,36 +259,10 @@ static void wire_connect(Dp *d, PvQp *qp, uint32_t dest_qpn,
                          const uint8_t *dgid, const uint8_t *dmac,
                          uint8_t min_rnr_timer, uint8_t timeout)
 {
-    PvrdmaQpAttr a = { 0 };
+    RcPath path = { .dgid = dgid, .dmac = dmac, .timeout = timeout,
+                    .retry_cnt = 7 };
 
-    rc_init(d, qp, ACC_ALL);
-    a.qp_state = PVRDMA_QPS_RTR;
-    a.path_mtu = PVRDMA_MTU_1024;
-    a.dest_qp_num = dest_qpn;
-    a.rq_psn = 0x100;
-    a.max_dest_rd_atomic = 4;
-    a.min_rnr_timer = min_rnr_timer;
-    memcpy(a.ah_attr.grh.dgid.raw, dgid, 16);
-    a.ah_attr.grh.sgid_index = 0;
-    a.ah_attr.grh.hop_limit = 64;
-    a.ah_attr.port_num = 1;
-    a.ah_attr.ah_flags = 1;
-    memcpy(a.ah_attr.dmac, dmac, 6);
-    g_assert_cmpuint(modify_qp(d->pv, qp->handle, PVRDMA_QP_STATE |
-                               PVRDMA_QP_AV | PVRDMA_QP_PATH_MTU |
-                               PVRDMA_QP_DEST_QPN | PVRDMA_QP_RQ_PSN |
-                               PVRDMA_QP_MAX_DEST_RD_ATOMIC |
-                               PVRDMA_QP_MIN_RNR_TIMER, &a), ==, ERR_OK);
-    a.qp_state = PVRDMA_QPS_RTS;
-    a.timeout = timeout;
-    a.retry_cnt = 7;
-    a.rnr_retry = 7;
-    a.sq_psn = 0x100;
-    a.max_rd_atomic = 4;
-    g_assert_cmpuint(modify_qp(d->pv, qp->handle, PVRDMA_QP_STATE |
-                               PVRDMA_QP_TIMEOUT | PVRDMA_QP_RETRY_CNT |
-                               PVRDMA_QP_RNR_RETRY | PVRDMA_QP_SQ_PSN |
-                               PVRDMA_QP_MAX_QP_RD_ATOMIC, &a), ==, ERR_OK);
+    rc_connect_path(d, qp, dest_qpn, ACC_ALL, min_rnr_timer, 7, &path);
 }
 
 /* An RC QP on each side, connected to each other across the link. */
@@ -709,6 +715,119 @@ static void test_wire_stopped_vm_takes_no_frames(void)
     link_down(&l);
 }
 
+/* Wait until the relay has had no frame from A for 100 ms (at most 5 s). */
+static uint64_t relay_quiet_from_a(Relay *r)
+{
+    gint64 deadline = g_get_monotonic_time() + 5 * G_USEC_PER_SEC;
+    uint64_t n = qatomic_read(&r->from[0]), last;
+
+    do {
+        last = n;
+        g_usleep(100 * 1000);
+        n = qatomic_read(&r->from[0]);
+    } while (n != last && g_get_monotonic_time() < deadline);
+    return n;
+}
+
+/*
+ * The link window (RDMA_SOFT_WIRE_WINDOW: 64 packets of 1024 bytes): a
+ * requester keeps at most that many packets unacknowledged, and asks a
+ * long READ in requests of half of it.  Regression test: a READ of 128
+ * packets was answered in one burst, whose tail the receiver's socket
+ * buffer lost (-netdev dgram between two busy QEMUs: NVMe over RDMA
+ * between two guests), and the requester waited for its retransmission
+ * timer, a second or more under RDMA-CM, for every such READ.
+ */
+static void test_wire_window(void)
+{
+    Link l = link_up_lossy(1, 0, 0, 0);
+    Relay *r = l.relay;
+    PvQp *qa, *qb;
+    const uint32_t len = 128 * 1024;
+    uint64_t la = l.a->mem, rb = l.b->mem + len;
+    PvrdmaSge s = sge(la, len, l.a->lkey);
+    uint64_t sent, before;
+
+    wire_pair_timeout(&l, &qa, &qb, 12, 10);           /* 4.2 ms */
+
+    /*
+     * A WRITE of 128 packets into a link that passes nothing: A stops at
+     * the window (the virtual clock stands still: no retransmission).
+     */
+    fill(l.a, la, len, 0x21);
+    qatomic_set(&r->cut, 1);
+    post_send(l.a, qa, wqe_rdma(0xa1, PVRDMA_WR_RDMA_WRITE,
+                                PVRDMA_SEND_SIGNALED, 1, rb, l.b->lkey),
+              &s, 1);
+    sent = relay_quiet_from_a(r);
+    g_test_message("A sent %" PRIu64 " frames of a 128-packet WRITE with "
+                   "no ACK coming back", sent);
+    g_assert_cmpuint(sent, >, 0);
+    g_assert_cmpuint(sent, <=, 64);
+    qatomic_set(&r->cut, 0);
+    wait_cq(&l, l.a, l.a->scq);
+    expect_rc_success(l.a, l.a->scq, 0xa1, PVRDMA_WC_RDMA_WRITE, len, qa);
+    check_fill(l.b, rb, len, 0x21, 0);
+
+    /* READ it back: requests of 32 packets, four of them */
+    fill(l.b, rb, len, 0x22);
+    before = qatomic_read(&r->from[0]);
+    post_send(l.a, qa, wqe_rdma(0xa2, PVRDMA_WR_RDMA_READ,
+                                PVRDMA_SEND_SIGNALED, 1, rb, l.b->lkey),
+              &s, 1);
+    wait_cq(&l, l.a, l.a->scq);
+    expect_rc_success(l.a, l.a->scq, 0xa2, PVRDMA_WC_RDMA_READ, len, qa);
+    check_fill(l.a, la, len, 0x22, 0);
+    g_test_message("A sent %" PRIu64 " READ requests for 128 packets",
+                   qatomic_read(&r->from[0]) - before);
+    g_assert_cmpuint(qatomic_read(&r->from[0]) - before, >=, 4);
+    link_down(&l);
+}
+
+/*
+ * A READ asked again after lost responses asks a part of the request that
+ * was lost, never more.  Regression test: with a long READ asked in
+ * pieces of 32 packets, a request again from a PSN inside a piece asked
+ * for 32 packets from there, past the end of its piece; Linux rxe drops
+ * a duplicate READ that is not a part of one it answered, so the READ
+ * ran out of retries (the lossy-client lane, ib_read_bw).
+ */
+static void test_wire_read_again_within_piece(void)
+{
+    Link l = link_up_lossy(1, 0, 0, 0);
+    Relay *r = l.relay;
+    PvQp *qa, *qb;
+    const uint32_t len = 128 * 1024, piece = 32;
+    uint64_t la = l.a->mem, rb = l.b->mem + len;
+    PvrdmaSge s = sge(la, len, l.a->lkey);
+    uint32_t first;
+    int n, again = 0;
+
+    wire_pair_timeout(&l, &qa, &qb, 12, 10);           /* 4.2 ms */
+    r->drop_every_b = 45;           /* a response lost in most pieces */
+    fill(l.b, rb, len, 0x23);
+    post_send(l.a, qa, wqe_rdma(0xa1, PVRDMA_WR_RDMA_READ,
+                                PVRDMA_SEND_SIGNALED, 1, rb, l.b->lkey),
+              &s, 1);
+    wait_cq(&l, l.a, l.a->scq);
+    expect_rc_success(l.a, l.a->scq, 0xa1, PVRDMA_WC_RDMA_READ, len, qa);
+    check_fill(l.a, la, len, 0x23, 0);
+    n = qatomic_load_acquire(&r->nreads);
+    g_assert_cmpint(n, >, 0);
+    first = r->read_psn[0];
+    for (int i = 0; i < n; i++) {
+        uint32_t idx = (r->read_psn[i] - first) & 0xffffff;
+
+        again += idx % piece != 0;
+        g_assert_cmpuint(idx % piece + DIV_ROUND_UP(r->read_len[i], 1024),
+                         <=, piece);
+    }
+    g_test_message("%d READ requests, %d of them again from inside a piece",
+                   n, again);
+    g_assert_cmpint(again, >, 0);
+    link_down(&l);
+}
+
 /* Send @len bytes of @buf from the test to B's netdev, as a host would. */
 static void send_to(int port, const void *buf, size_t len)
 {
@@ -803,6 +922,9 @@ int main(int argc, char **argv)
     qtest_add_func("/pvrdma/wire/hostile-frames", test_wire_hostile_frames);
     qtest_add_func("/pvrdma/wire/rc/lossy", test_wire_lossy);
     qtest_add_func("/pvrdma/wire/migration", test_wire_migration);
+    qtest_add_func("/pvrdma/wire/regression/window", test_wire_window);
+    qtest_add_func("/pvrdma/wire/regression/read-again-within-piece",
+                   test_wire_read_again_within_piece);
     qtest_add_func("/pvrdma/wire/regression/stopped-vm-takes-no-frames",
                    test_wire_stopped_vm_takes_no_frames);
     return g_test_run();

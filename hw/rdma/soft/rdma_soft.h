@@ -35,6 +35,7 @@
 #ifndef HW_RDMA_SOFT_RDMA_SOFT_H
 #define HW_RDMA_SOFT_RDMA_SOFT_H
 
+#include "qemu/units.h"
 #include "qemu/timer.h"
 #include "qemu/queue.h"
 #include "hw/rdma/rdma_backend.h"
@@ -134,6 +135,18 @@ typedef struct RdmaSoftResp {
  * requester sends them again.
  */
 #define RDMA_SOFT_BACKLOG_MAX   256
+
+/*
+ * On the link an RC QP keeps at most this much unacknowledged: packets
+ * sent and not acknowledged, RDMA READ responses asked for and not yet
+ * received.  A receiver that takes frames from a socket loses what does
+ * not fit its buffer (QEMU's -netdev dgram: Linux's default of 208 KiB,
+ * about 90 frames of a 1024-byte path MTU), and a lost tail is found only
+ * by the retransmission timer, which RDMA-CM sets to a second or more.
+ * The requester asks for an ACK every half window (AckReq) and asks a
+ * long READ in requests of half a window each.
+ */
+#define RDMA_SOFT_WIRE_WINDOW   (64 * KiB)
 
 typedef struct RdmaSoftBacklogPkt {
     RdmaSoftPkt pkt;
@@ -272,6 +285,7 @@ void rdma_soft_rnr_timer(void *opaque);
 void rdma_soft_retry_timer(void *opaque);
 void rdma_soft_retry_restart(RdmaSoftQp *sqp, bool progress);
 void rdma_soft_req_go_back(RdmaSoftQp *sqp, uint32_t psn);
+void rdma_soft_req_kick(RdmaSoftQp *sqp);
 void rdma_soft_wqe_free(RdmaSoftQp *sqp, RdmaSoftWqe *w);
 RdmaWcStatus rdma_soft_invalidate(RdmaResources *rm, RdmaQp *qp,
                                   uint32_t rkey);

@@ -197,6 +197,7 @@ static void rdma_soft_comp_ack(RdmaSoftQp *sqp, uint32_t psn)
     }
     if (progress) {
         rdma_soft_retry_restart(sqp, true);
+        rdma_soft_req_kick(sqp);
     }
 }
 
@@ -231,10 +232,17 @@ static void rdma_soft_comp_response(RdmaSoftQp *sqp, RdmaSoftWqe *w,
             return;
         }
         w->ack_psn = (pkt->psn + 1) & RDMA_PSN_MASK;
-        if (pkt->mask & RDMA_PKT_LAST) {
-            rdma_soft_complete_wqe(sqp, w, RDMA_WC_SUCCESS);
+        if (pkt->psn == w->last_psn) {
+            if (pkt->mask & RDMA_PKT_LAST) {
+                rdma_soft_complete_wqe(sqp, w, RDMA_WC_SUCCESS);
+            } else {
+                rdma_soft_fail_wqe(sqp, w, RDMA_WC_BAD_RESP_ERR);
+                return;
+            }
         }
+        /* (a LAST before that ends one of the READ's requests) */
         rdma_soft_retry_restart(sqp, true);
+        rdma_soft_req_kick(sqp);
         return;
     }
     if (pkt->mask & RDMA_PKT_ATOMIC) {

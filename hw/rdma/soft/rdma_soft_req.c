@@ -299,6 +299,28 @@ uint64_t rdma_soft_req_step_bytes(RdmaSoftQp *sqp)
     return MIN(w->len - MIN(off, w->len), pmtu);
 }
 
+/* RDMA_SOFT_WIRE_WINDOW of @sqp in packets: an even number, at least 2. */
+static uint32_t rdma_soft_wire_window(RdmaSoftQp *sqp)
+{
+    return MAX(RDMA_SOFT_WIRE_WINDOW / rdma_soft_pmtu(sqp->qp), 2) & ~1u;
+}
+
+/*
+ * May @sqp send a packet whose PSNs end at @last?  On the link only
+ * within the window from its oldest unacknowledged PSN.
+ */
+static bool rdma_soft_req_window_open(RdmaSoftQp *sqp, uint32_t last)
+{
+    RdmaSoftWqe *oldest = QTAILQ_FIRST(&sqp->req.wqes);
+
+    if (!sqp->remote || sqp->qp->type != RDMA_QPT_RC || !oldest ||
+        !rdma_soft_wqe_started(oldest)) {
+        return true;
+    }
+    return rdma_psn_diff(last, oldest->ack_psn) <
+           (int32_t)rdma_soft_wire_window(sqp);
+}
+
 /* The packet of @w at w->next_psn. */
 static void rdma_soft_req_build(RdmaSoftQp *sqp, RdmaSoftWqe *w,
                                 RdmaSoftPkt *pkt)
@@ -316,11 +338,23 @@ static void rdma_soft_req_build(RdmaSoftQp *sqp, RdmaSoftWqe *w,
     pkt->psn = w->next_psn;
     pkt->src_qpn = qp->qpn;
     if (wr->opcode == RDMA_WR_RDMA_READ) {
-        /* One request for what is left; its responses take the PSNs. */
+        /*
+         * One request for what is left; its responses take the PSNs.  On
+         * the link the READ is asked in pieces of half a window, cut at
+         * fixed PSNs: a request again from a PSN in a piece (responses
+         * were lost) must ask a part of what was asked before, or the
+         * responder (Linux rxe) drops it as a duplicate it cannot match.
+         */
         pkt->opcode = RDMA_OPC_READ_REQUEST;
         pkt->va = wr->remote_addr + off;
         pkt->rkey = wr->rkey;
         pkt->dma_len = w->len - MIN(off, w->len);
+        if (sqp->remote) {
+            uint32_t piece = rdma_soft_wire_window(sqp) / 2;
+
+            pkt->dma_len = MIN(pkt->dma_len,
+                               (uint64_t)(piece - idx % piece) * pmtu);
+        }
         last = true;
     } else if (rdma_soft_is_atomic(wr->opcode)) {
         pkt->opcode = rdma_soft_req_opcode(RDMA_OPC_RC, wr->opcode, true,
@@ -366,7 +400,10 @@ static void rdma_soft_req_build(RdmaSoftQp *sqp, RdmaSoftWqe *w,
         pkt->flow_label = wr->flow_label;
     } else {
         pkt->dest_qpn = qp->attr.dest_qp_num;
-        pkt->ackreq = last;
+        /* on the link, an ACK every half window keeps the window open */
+        pkt->ackreq = last || (sqp->remote &&
+                               (idx + 1) % (rdma_soft_wire_window(sqp) / 2) ==
+                               0);
         rdma_soft_qp_address(sqp, pkt);
     }
 }
@@ -381,6 +418,7 @@ void rdma_soft_req_run(RdmaSoftQp *sqp)
     RdmaSoftReq *req = &sqp->req;
     RdmaSoftWqe *w;
     RDMA_SOFT_UNINIT RdmaSoftPkt pkt;
+    uint32_t npkts;
 
     if (req->running || req->rnr_wait) {
         return;
@@ -408,9 +446,13 @@ void rdma_soft_req_run(RdmaSoftQp *sqp)
             }
         }
         rdma_soft_req_build(sqp, w, &pkt);
-        w->next_psn = pkt.opcode == RDMA_OPC_READ_REQUEST ?
-                      (w->last_psn + 1) & RDMA_PSN_MASK :
-                      (w->next_psn + 1) & RDMA_PSN_MASK;
+        npkts = pkt.opcode == RDMA_OPC_READ_REQUEST ?
+                MAX(DIV_ROUND_UP(pkt.dma_len, rdma_soft_pmtu(sqp->qp)), 1) :
+                1;
+        if (!rdma_soft_req_window_open(sqp, pkt.psn + npkts - 1)) {
+            break;                  /* an ACK or a response opens it */
+        }
+        w->next_psn = (w->next_psn + npkts) & RDMA_PSN_MASK;
         rdma_soft_xmit(sqp->soft, &pkt);
         if (pkt.remote && sqp->qp->type == RDMA_QPT_RC &&
             !timer_pending(req->retry_timer)) {
@@ -559,6 +601,15 @@ void rdma_soft_req_go_back(RdmaSoftQp *sqp, uint32_t psn)
     }
     sqp->req.due = true;
     qemu_bh_schedule(sqp->soft->run_bh);
+}
+
+/* An acknowledgement or a response moved the window on: send on. */
+void rdma_soft_req_kick(RdmaSoftQp *sqp)
+{
+    if (sqp->remote && rdma_soft_req_next(sqp) && !sqp->req.rnr_wait) {
+        sqp->req.due = true;
+        qemu_bh_schedule(sqp->soft->run_bh);
+    }
 }
 
 /* Like the RNR timer: the bottom half handles it, under the guard. */
