@@ -409,7 +409,9 @@ chk_rping() {   # TEXT
 # everything down.  The kernel log must show the controller created over
 # this address and removed, and no nvme/nvmet error line.
 nvme_klog_errors() {
-    klog | grep -E 'nvme|nvmet|blk_update_request|I/O error' |
+    # (not the kernel command line: two-guests.sh's names nvmeof_rdma and
+    # pvrdma.timeout)
+    klog | grep -vi 'command line: ' | grep -E 'nvme|nvmet|blk_update_request|I/O error' |
         grep -iE 'fail|error|unable|timed? ?out|timeout|cannot|could ?n.?t|invalid|expired|reconnect|recover|abort|reset'
 }
 chk_nvmeof() {   # TEXT

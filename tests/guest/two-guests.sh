@@ -23,15 +23,19 @@
 #                     ibv_ud_pingpong,ib_write_bw,ib_read_bw,ib_atomic_bw,
 #                     ib_send_bw,ib_send_lat,ib_write_lat,rping); also the
 #                     other lane-2 scenarios: srq_pingpong, ib_send_bw_ud,
-#                     ib_send_lat_ud, ib_read_lat.  An entry
-#                     PROGRAM:SIZE[:ITERS] has its own size and iterations
+#                     ib_send_lat_ud, ib_read_lat, and nvmeof_rdma (NVMe
+#                     over RDMA: the target in B, the host in A; IPv4
+#                     GIDs only).  An entry
+#                     PROGRAM:[SIZE][:ITERS] has its own size and iterations
 #                     (instead of --size, --iters), so that one boot can run
 #                     a program several times: its pair is named
 #                     PROGRAM@K (K: its place in the list; sections
 #                     PROGRAM@K.<gids> in the consoles and PROGRAM@K in
 #                     joined-<gids>.log) and is judged after the others
 #                     ("ok N ib-write-bw@2 (-s 65536 -n 500) ipv4: ...");
-#                     at most 39 entries then
+#                     at most 39 entries then (rping: ITERS is its -C
+#                     count; nvmeof_rdma: ITERS more rounds of writing
+#                     and reading back its 8 MiB, SIZE unused)
 #   --gids LIST       GID families: ipv4 (the IPv4-mapped GID), ipv6 (the
 #                     link-local GID); default ipv4,ipv6
 #   --iters N         iterations (-n; rping -C stays 10; default 100)
@@ -148,7 +152,7 @@ done
 # console sections, and check.sh's test names (_ -> -).  entries: the
 # list as init gets it (NAME or NAME:SIZE[:ITERS]); scens: the plain
 # entries; tagged: K:NAME:SIZE:ITERS of the others (init's NAME@K).
-known=" rc_pingpong ud_pingpong srq_pingpong ib_send_bw ib_send_bw_ud ib_write_bw ib_read_bw ib_atomic_bw ib_send_lat ib_send_lat_ud ib_write_lat ib_read_lat rping "
+known=" rc_pingpong ud_pingpong srq_pingpong ib_send_bw ib_send_bw_ud ib_write_bw ib_read_bw ib_atomic_bw ib_send_lat ib_send_lat_ud ib_write_lat ib_read_lat rping nvmeof_rdma "
 entries=() scens=() tagged=()
 k=0
 for p in $(echo "$programs" | tr ',' ' '); do
@@ -162,8 +166,8 @@ for p in $(echo "$programs" | tr ',' ' '); do
     fi
     IFS=: read -r _ e_size e_iters e_more <<<"$p"
     [ -z "$e_more" ] || die "--programs: '$p': PROGRAM:SIZE[:ITERS]"
-    for v in "$e_size" ${e_iters:+"$e_iters"}; do
-        case $v in ''|*[!0-9]*) die "--programs: '$p': SIZE and ITERS are numbers" ;; esac
+    for v in ${e_size:+"$e_size"} ${e_iters:+"$e_iters"}; do
+        case $v in *[!0-9]*) die "--programs: '$p': SIZE and ITERS are numbers" ;; esac
     done
     entries+=("$s:$e_size${e_iters:+:$e_iters}")
     tagged+=("$k:$s:$e_size:${e_iters:-$iters}")
@@ -407,6 +411,14 @@ join_pair() {
     echo "$sa" | awk '/^--- / { on = 1 } on'
     echo "GUEST-END: $2"
 }
+# kernel_logs: both guests' kernel logs as one section kernel-log (what
+# check.sh's kernel-log checks read, e.g. NVMe-oF's controller lines)
+kernel_logs() {
+    echo "GUEST-BEGIN: kernel-log"
+    section kernel-log a
+    section kernel-log b
+    echo "GUEST-END: kernel-log"
+}
 # judge LOG TESTS [NAME]: check.sh's verdicts on the TESTS (comma-separated)
 # of LOG as TAP lines (NAME: the name shown for a single test)
 judge() {
@@ -445,13 +457,14 @@ for fam in $(echo "$gids" | tr ',' ' '); do
         IFS=: read -r k s _ _ <<<"$e"
         join_pair "$s@$k.$fam" "$s@$k" >>"$joined"
     done
+    kernel_logs >>"$joined"
     echo 0 >"$joined.rc"
     [ ${#tests[@]} = 0 ] || judge "$joined" "$(IFS=,; echo "${tests[*]}")"
     for e in "${tagged[@]}"; do
         IFS=: read -r k s e_size e_iters <<<"$e"
         one=$logdir/judge-$fam@$k.log
-        join_pair "$s@$k.$fam" "$s" >"$one"
-        judge "$one" "${s//_/-}" "${s//_/-}@$k (-s $e_size -n $e_iters)"
+        { join_pair "$s@$k.$fam" "$s"; kernel_logs; } >"$one"
+        judge "$one" "${s//_/-}" "${s//_/-}@$k (${e_size:+-s $e_size }-n $e_iters)"
     done
 done
 
