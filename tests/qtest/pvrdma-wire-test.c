@@ -465,6 +465,23 @@ static uint64_t roce_stat(Dp *d, const char *name)
 }
 
 /*
+ * A signaled RDMA WRITE or READ of @len bytes between A's @local and B's
+ * @remote on A's @qa, waited for (the clocks stepped) and successful.
+ */
+static void wire_rdma(Link *l, PvQp *qa, uint64_t wr_id, uint32_t opcode,
+                      uint64_t local, uint64_t remote, uint32_t len)
+{
+    PvrdmaSge s = sge(local, len, l->a->lkey);
+
+    post_send(l->a, qa, wqe_rdma(wr_id, opcode, PVRDMA_SEND_SIGNALED, 1,
+                                 remote, l->b->lkey), &s, 1);
+    wait_cq(l, l->a, l->a->scq);
+    expect_rc_success(l->a, l->a->scq, wr_id,
+                      opcode == PVRDMA_WR_RDMA_READ ? PVRDMA_WC_RDMA_READ :
+                      PVRDMA_WC_RDMA_WRITE, len, qa);
+}
+
+/*
  * RC over a link that drops 5% of the frames, duplicates 3% and reorders
  * 3%: every message arrives once and intact (go back N on timeouts and
  * sequence NAKs, duplicates acknowledged but not executed again, READs
@@ -502,22 +519,10 @@ static void test_wire_lossy(void)
 
         /* WRITE of ten packets, then READ of ten back */
         fill(l.a, src, 10000, seed + 1);
-        s = sge(src, 10000, l.a->lkey);
-        post_send(l.a, qa, wqe_rdma(0xa100 + i, PVRDMA_WR_RDMA_WRITE,
-                                    PVRDMA_SEND_SIGNALED, 1, rb, l.b->lkey),
-                  &s, 1);
-        wait_cq(&l, l.a, l.a->scq);
-        expect_rc_success(l.a, l.a->scq, 0xa100 + i, PVRDMA_WC_RDMA_WRITE,
-                          10000, qa);
+        wire_rdma(&l, qa, 0xa100 + i, PVRDMA_WR_RDMA_WRITE, src, rb, 10000);
         check_fill(l.b, rb, 10000, seed + 1, 0);
         fill(l.b, rb, 10000, seed + 2);
-        s = sge(back, 10000, l.a->lkey);
-        post_send(l.a, qa, wqe_rdma(0xa200 + i, PVRDMA_WR_RDMA_READ,
-                                    PVRDMA_SEND_SIGNALED, 1, rb, l.b->lkey),
-                  &s, 1);
-        wait_cq(&l, l.a, l.a->scq);
-        expect_rc_success(l.a, l.a->scq, 0xa200 + i, PVRDMA_WC_RDMA_READ,
-                          10000, qa);
+        wire_rdma(&l, qa, 0xa200 + i, PVRDMA_WR_RDMA_READ, back, rb, 10000);
         check_fill(l.a, back, 10000, seed + 2, 0);
 
         /* FETCH_AND_ADD: executed once, whatever the link did */
@@ -772,11 +777,7 @@ static void test_wire_window(void)
     /* READ it back: requests of 32 packets, four of them */
     fill(l.b, rb, len, 0x22);
     before = qatomic_read(&r->from[0]);
-    post_send(l.a, qa, wqe_rdma(0xa2, PVRDMA_WR_RDMA_READ,
-                                PVRDMA_SEND_SIGNALED, 1, rb, l.b->lkey),
-              &s, 1);
-    wait_cq(&l, l.a, l.a->scq);
-    expect_rc_success(l.a, l.a->scq, 0xa2, PVRDMA_WC_RDMA_READ, len, qa);
+    wire_rdma(&l, qa, 0xa2, PVRDMA_WR_RDMA_READ, la, rb, len);
     check_fill(l.a, la, len, 0x22, 0);
     g_test_message("A sent %" PRIu64 " READ requests for 128 packets",
                    qatomic_read(&r->from[0]) - before);
@@ -799,18 +800,13 @@ static void test_wire_read_again_within_piece(void)
     PvQp *qa, *qb;
     const uint32_t len = 128 * 1024, piece = 32;
     uint64_t la = l.a->mem, rb = l.b->mem + len;
-    PvrdmaSge s = sge(la, len, l.a->lkey);
     uint32_t first;
     int n, again = 0;
 
     wire_pair_timeout(&l, &qa, &qb, 12, 10);           /* 4.2 ms */
     r->drop_every_b = 45;           /* a response lost in most pieces */
     fill(l.b, rb, len, 0x23);
-    post_send(l.a, qa, wqe_rdma(0xa1, PVRDMA_WR_RDMA_READ,
-                                PVRDMA_SEND_SIGNALED, 1, rb, l.b->lkey),
-              &s, 1);
-    wait_cq(&l, l.a, l.a->scq);
-    expect_rc_success(l.a, l.a->scq, 0xa1, PVRDMA_WC_RDMA_READ, len, qa);
+    wire_rdma(&l, qa, 0xa1, PVRDMA_WR_RDMA_READ, la, rb, len);
     check_fill(l.a, la, len, 0x23, 0);
     n = qatomic_load_acquire(&r->nreads);
     g_assert_cmpint(n, >, 0);
