@@ -393,17 +393,7 @@ echo "runs: two-guests.sh pvrdma ${tap_pass[pvrdma]} passed, ${tap_fail[pvrdma]}
 echo "contention (figures are only comparable on an idle host): other host processes used about"
 echo "  ${dev_other[pvrdma]}% (pvrdma boots) and ${dev_other[rxe]}% (rxe boots) of the host's $(nproc) cores, ${chain_other:-?}% and ${direct_other}%"
 echo "  during the two ceiling measurements (this script's own children excluded)"
-if [ ${#floor_bad[@]} = 0 ]; then
-    echo "wall-clock cross-check: every bandwidth figure is at least bytes / client wall time (a lower bound)"
-else
-    echo "wall-clock cross-check FAILED (perftest's clock runs fast?):"
-    printf '  %s\n' "${floor_bad[@]}"
-fi
-if [ ${#notes[@]} -gt 0 ]; then
-    echo
-    echo "runs without a figure:"
-    printf '  %s\n' "${notes[@]}"
-fi
+report_checks ""
 echo
 echo "logs: $out/g2g-pvrdma, $out/g2g-rxe (a.log, b.log: consoles; joined-ipv4.log), $out/g2g-ceiling-*.txt"
 } | tee "$results"

@@ -77,3 +77,20 @@ perftest_verdict() {
         cell="$val ($alt)"
     fi
 }
+
+# report_checks INDENT: the wall-clock cross-check (the caller's floor_bad:
+# figures below bytes / client wall time) and the runs without a figure
+# (the caller's notes)
+report_checks() {
+    if [ ${#floor_bad[@]} = 0 ]; then
+        echo "$1wall-clock cross-check: every bandwidth figure is at least bytes / client wall time (a lower bound)"
+    else
+        echo "$1wall-clock cross-check FAILED (perftest's clock runs fast?):"
+        printf "$1  %s\n" "${floor_bad[@]}"
+    fi
+    if [ ${#notes[@]} -gt 0 ]; then
+        echo
+        echo "runs without a figure:"
+        printf '  %s\n' "${notes[@]}"
+    fi
+}

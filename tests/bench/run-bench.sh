@@ -336,17 +336,7 @@ for l in pvrdma rxe0; do
     echo "  without -F on $l: server exit $(echo "$s" | sed -n 's/^--- server (exit \(.*\))$/\1/p'), client exit $(echo "$s" | sed -n 's/^--- client (exit \(.*\))$/\1/p')${w:+; printed: $w}"
 done
 echo "  runs repeated because perftest's clock calibration failed ('Correlation coefficient r^2 < 0.9'): $retries"
-if [ ${#floor_bad[@]} = 0 ]; then
-    echo "  wall-clock cross-check: every bandwidth figure is at least bytes / client wall time (a lower bound)"
-else
-    echo "  wall-clock cross-check FAILED (perftest's clock runs fast?):"
-    printf '    %s\n' "${floor_bad[@]}"
-fi
-if [ ${#notes[@]} -gt 0 ]; then
-    echo
-    echo "runs without a figure:"
-    printf '  %s\n' "${notes[@]}"
-fi
+report_checks "  "
 echo
 echo "console log: $log"
 } | tee "$results"

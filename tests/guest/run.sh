@@ -96,6 +96,22 @@ verdict() {
         [ $rc != 0 ] || rc=1
     fi
 }
+# show_pingpong TEXT WHO [LOG]: the ping-pong's section, or that WHO did
+# not run it (with init's own word on it from the console LOG); then the
+# verdict.  Sets verdict, and rc when the ping-pong did not run.
+show_pingpong() {
+    if [ -z "$1" ]; then
+        echo "($2 did not run it)"
+        [ -z "${3:-}" ] || tr -d '\r' <"$3" | grep -m1 '^GUEST-RESULT: rc_pingpong ' || true
+        verdict="FAIL (not run)"
+        [ "$rc" != 0 ] || rc=1
+    else
+        echo "$1"
+        verdict "$1"
+    fi
+    echo "ping-pong: $verdict"
+    echo "---"
+}
 # section NAME FILE: the raw output between GUEST-BEGIN/END: NAME
 section() {
     tr -d '\r' <"$2" | awk -v n="$1" '$0 == "GUEST-BEGIN: " n { on = 1; next }
@@ -132,16 +148,7 @@ if [ $two = 1 ]; then
     done
     echo "--- RDMA ping-pong between the guests over RoCE v2 (ibv_rc_pingpong -c: server in guest B, client in guest A) ---"
     pp=$(section rc_pingpong "$logdir/joined-ipv4.log" 2>/dev/null | grep -v '^control: ' || true)
-    if [ -z "$pp" ]; then
-        echo "(the guests did not run it)"
-        verdict="FAIL (not run)"
-        [ $rc != 0 ] || rc=1
-    else
-        echo "$pp"
-        verdict "$pp"
-    fi
-    echo "ping-pong: $verdict"
-    echo "---"
+    show_pingpong "$pp" "the guests"
     [ $rc = 0 ] || echo "run.sh: the run failed (status $rc); logs: $logdir (a.log, b.log: consoles)" >&2
     exit $rc
 fi
@@ -172,17 +179,7 @@ fi
 if [ "$pingpong" = 1 ]; then
     pp=$(section rc_pingpong "$log")
     echo "--- RDMA ping-pong on the pvrdma device (ibv_rc_pingpong, server and client in the guest) ---"
-    if [ -z "$pp" ]; then
-        echo "(the guest did not run it)"
-        tr -d '\r' <"$log" | grep -m1 '^GUEST-RESULT: rc_pingpong ' || true
-        verdict="FAIL (not run)"
-        [ $rc != 0 ] || rc=1
-    else
-        echo "$pp"
-        verdict "$pp"
-    fi
-    echo "ping-pong: $verdict"
-    echo "---"
+    show_pingpong "$pp" "the guest" "$log"
 fi
 [ $rc = 0 ] || echo "run.sh: the guest run failed (status $rc); console log: $log" >&2
 exit $rc
