@@ -53,8 +53,8 @@ typedef struct Link {
     Relay *relay;
 } Link;
 
-/* A UDP port on 127.0.0.1 nobody uses now. */
-static int free_udp_port(void)
+/* A UDP socket bound to a port of 127.0.0.1 the kernel chose, in @port. */
+static int udp_socket(int *port)
 {
     struct sockaddr_in sa = { .sin_family = AF_INET,
                               .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
@@ -64,8 +64,17 @@ static int free_udp_port(void)
     g_assert_cmpint(fd, >=, 0);
     g_assert_cmpint(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), ==, 0);
     g_assert_cmpint(getsockname(fd, (struct sockaddr *)&sa, &len), ==, 0);
-    close(fd);
-    return ntohs(sa.sin_port);
+    *port = ntohs(sa.sin_port);
+    return fd;
+}
+
+/* A UDP port on 127.0.0.1 nobody uses now. */
+static int free_udp_port(void)
+{
+    int port;
+
+    close(udp_socket(&port));
+    return port;
 }
 
 static char *link_nic(const uint8_t *mac)
@@ -104,20 +113,6 @@ static Link link_up(void)
     l.a = link_side(mac_a, l.port_a, l.port_b, gid_a, gid_a1);
     l.b = link_side(mac_b, l.port_b, l.port_a, gid_b, gid_b1);
     return l;
-}
-
-static int udp_socket(int *port)
-{
-    struct sockaddr_in sa = { .sin_family = AF_INET,
-                              .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
-    socklen_t len = sizeof(sa);
-    int fd = socket(AF_INET, SOCK_DGRAM, 0);
-
-    g_assert_cmpint(fd, >=, 0);
-    g_assert_cmpint(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), ==, 0);
-    g_assert_cmpint(getsockname(fd, (struct sockaddr *)&sa, &len), ==, 0);
-    *port = ntohs(sa.sin_port);
-    return fd;
 }
 
 static void relay_send(Relay *r, int to, const void *buf, ssize_t len)
