@@ -281,16 +281,13 @@ trap 'stop_guests; exit 130' INT TERM
 # The lossy link: each guest sends to the relay's port for it, the relay
 # to the other guest's netdev; the guests' QMP sockets give the counters.
 peer_a=$port_b peer_b=$port_a
+# Under --migrate, the relay (lossless unless --lossy) follows A's QEMUs.
 relay_pid=
 relay_ctl=$logdir/relay.ctl
-qmp=()
-if [ "$mig_rounds" != 0 ] && [ -z "$lossy" ]; then
-    lossy=1:0:0:0:0 l_seed=1 l_drop=0 l_dup=0 l_reorder=0 l_delay=0
-    lossless=1
-else
-    lossless=0
-fi
-if [ -n "$lossy" ]; then
+relay=0
+[ -z "$lossy" ] && [ "$mig_rounds" = 0 ] || relay=1
+[ -n "$lossy" ] || l_seed=1 l_drop=0 l_dup=0 l_reorder=0 l_delay=0
+if [ $relay = 1 ]; then
     relay_a=$(free_udp_port "$port_a") && relay_b=$(free_udp_port "$port_b") ||
         die "no free UDP port on 127.0.0.1"
     [ "$relay_a" != "$relay_b" ] && [ "$relay_a" != "$port_b" ] && [ "$relay_b" != "$port_a" ] ||
@@ -301,7 +298,7 @@ if [ -n "$lossy" ]; then
         --control "$relay_ctl" >"$logdir/relay.log" 2>&1 &
     relay_pid=$!
     peer_a=$relay_a peer_b=$relay_b
-    if [ $lossless = 1 ]; then
+    if [ -z "$lossy" ]; then
         note "relay 127.0.0.1:$relay_a (from A), :$relay_b (from B), lossless; control $relay_ctl"
     else
         note "lossy link: relay 127.0.0.1:$relay_a (from A), :$relay_b (from B); seed $l_seed, drop $l_drop, dup $l_dup, reorder $l_reorder, delay $l_delay"
@@ -314,7 +311,7 @@ dump=()
 [ -z "$pcap" ] || dump=(-object "filter-dump,id=d0,netdev=n0,file=$pcap,maxlen=65536")
 start=$(date +%s)
 counters=()
-if [ -n "$lossy" ]; then
+if [ $relay = 1 ]; then
     # under --migrate, migrate.py reads A's counters itself
     for l in b $([ "$mig_rounds" != 0 ] || echo a); do
         rm -f "$logdir/$l.qmp"
@@ -468,7 +465,7 @@ for fam in $(echo "$gids" | tr ',' ' '); do
     done
 done
 
-if [ -n "$lossy" ]; then
+if [ $relay = 1 ]; then
     kill -TERM "$relay_pid" 2>/dev/null
     wait "$relay_pid" 2>/dev/null
     for p in "${counters[@]}"; do wait "$p" 2>/dev/null; done
@@ -479,7 +476,7 @@ if [ -n "$lossy" ]; then
         note "guest A ($client_dev): $(cat "$logdir/a.roce" 2>/dev/null)"
     [ "$server_dev" != pvrdma ] || note "guest B ($server_dev): $(cat "$logdir/b.roce" 2>/dev/null)"
     dropped=$(echo "$relay_line" | sed -nE 's/.* ([0-9]+) dropped.*/\1/p')
-    if [ $lossless = 1 ]; then
+    if [ -z "$lossy" ]; then
         :
     elif [ "${dropped:-0}" -gt 0 ]; then
         tap_result OK "lossy link: the relay lost frames ($relay_line)"
