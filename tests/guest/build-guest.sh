@@ -10,7 +10,9 @@
 #     vmxnet3 modules, kmod, and the RDMA user space copied from this host
 #     with all of its shared libraries; its /init is tests/guest/init,
 #   - tests/bench/doorbell-cost.c, compiled here against the host's
-#     libibverbs (make bench's doorbell figures).
+#     libibverbs (make bench's doorbell figures), and
+#     tests/guest/linger-qp.c, the preload library that holds a QP's
+#     teardown back (init's two-guest ping-pongs; see the file).
 #
 # Usage: build-guest.sh [outdir]        (default: build/guest in the tree)
 #
@@ -206,6 +208,13 @@ if [ ! -x "$dbcost" ] || [ "$dbcost_src" -nt "$dbcost" ]; then
     gcc -O2 -Wall -o "$dbcost" "$dbcost_src" -libverbs -lpthread ||
         die "could not compile $dbcost_src (libibverbs-dev installed?)"
 fi
+linger_src=$here/linger-qp.c
+linger=$work/linger-qp.so
+if [ ! -f "$linger" ] || [ "$linger_src" -nt "$linger" ]; then
+    say "compiling $(basename "$linger_src")"
+    gcc -O2 -Wall -shared -fPIC -o "$linger" "$linger_src" -ldl ||
+        die "could not compile $linger_src"
+fi
 
 pkg_versions=$(dpkg-query -W -f='${Package}=${Version}\n' \
     busybox-static kmod rdma-core ibverbs-providers ibverbs-utils \
@@ -215,7 +224,7 @@ initrd_key=$( {
     echo "$modules"
     echo "${user_bins[*]}"
     echo "$pkg_versions"
-    sha256sum "$init_script" "${BASH_SOURCE[0]}" "$here/lib.sh" "$ko" "$dbcost" | awk '{print $1}'
+    sha256sum "$init_script" "${BASH_SOURCE[0]}" "$here/lib.sh" "$ko" "$dbcost" "$linger" | awk '{print $1}'
 } | sha256sum | awk '{print $1}')
 
 initrd=$work/initrd.img
@@ -259,6 +268,8 @@ else
     mkdir -p "$stage/usr/bin"
     install -m 0755 "$dbcost" "$stage/usr/bin/doorbell-cost"
     own_bins=(/usr/bin/doorbell-cost)
+    install -m 0644 "$linger" "$stage/usr/lib/linger-qp.so"
+    own_bins+=(/usr/lib/linger-qp.so)
     for lib in $(ldd "$dbcost" | awk '$2 == "=>" && $3 ~ /^\// {print $3}'); do
         put "$lib"
     done
