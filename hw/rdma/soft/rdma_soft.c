@@ -16,7 +16,9 @@
 
 static void rdma_soft_limits(RdmaBackend *be, RdmaDevLimits *l)
 {
-    /* The engine has no limits of its own beyond the device's. */
+    /* The atomic results a responder keeps for duplicates. */
+    l->max_qp_rd_atom = MIN(l->max_qp_rd_atom, RDMA_SOFT_RD_ATOM);
+    l->max_qp_init_rd_atom = MIN(l->max_qp_init_rd_atom, RDMA_SOFT_RD_ATOM);
 }
 
 static void rdma_soft_query_port(RdmaBackend *be, RdmaPortAttr *attr)
@@ -74,7 +76,7 @@ static int rdma_soft_modify_qp(RdmaBackend *be, RdmaQp *qp, uint32_t mask,
         rdma_soft_resp_flush(sqp, false);
         sqp->req.psn = sqp->resp.epsn = sqp->resp.msn = 0;
         sqp->req.rnr_attempts = 0;
-        sqp->resp.atomic_done = false;
+        sqp->resp.natomic = sqp->resp.atomic_next = 0;
     }
     /* The PSNs the two ends agreed on (the guest exchanged them). */
     if (mask & RDMA_QP_RQ_PSN) {

@@ -99,6 +99,19 @@ typedef enum RdmaSoftMsg {
     RDMA_MSG_WRITE,                 /* an RDMA WRITE's later packets */
 } RdmaSoftMsg;
 
+/*
+ * RDMA READs and atomics a QP may have outstanding as requester, and
+ * answers as responder (max_qp_init_rd_atom, max_qp_rd_atom): the
+ * responder keeps the results of that many atomics for duplicates.  As
+ * many as Linux rxe announces: perftest gives a QP the peer's figure.
+ */
+#define RDMA_SOFT_RD_ATOM       128
+
+typedef struct RdmaSoftAtomicRes {
+    uint32_t psn;
+    uint64_t orig;                  /* the value it found, which it returned */
+} RdmaSoftAtomicRes;
+
 /* The responder of one QP (rdma_soft_resp.c). */
 typedef struct RdmaSoftResp {
     uint32_t epsn;                  /* the PSN expected next */
@@ -120,11 +133,16 @@ typedef struct RdmaSoftResp {
     uint32_t read_len;
     uint64_t read_off;              /* bytes answered */
     bool read_dup;                  /* answering a duplicate: MSN stays */
-    /* The last atomic executed: a duplicate gets its result again. */
-    bool atomic_done;
-    uint32_t atomic_psn;
-    uint64_t atomic_orig;
-    RdmaRecvWr rwqe;                /* last: 1 KiB the hot path never reads */
+    uint8_t natomic;                /* results kept in atomic[] */
+    uint8_t atomic_next;            /* the slot the next one takes */
+    RdmaRecvWr rwqe;                /* 1 KiB the hot path never reads */
+    /*
+     * The last RDMA_SOFT_RD_ATOM atomics executed, a ring filled from
+     * slot 0: a duplicate of any of them gets its result again (IB
+     * 9.7.5.1.1: never executed twice).  As many as a requester may have
+     * outstanding.
+     */
+    RdmaSoftAtomicRes atomic[RDMA_SOFT_RD_ATOM];
 } RdmaSoftResp;
 
 /*

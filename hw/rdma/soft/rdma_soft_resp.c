@@ -428,6 +428,28 @@ static void rdma_soft_resp_read(RdmaSoftQp *sqp, const RdmaSoftPkt *pkt,
     rdma_soft_resp_run(sqp);
 }
 
+/* Keep the result of the atomic at @psn, over the oldest one kept. */
+static void rdma_soft_atomic_keep(RdmaSoftResp *r, uint32_t psn,
+                                  uint64_t orig)
+{
+    r->atomic[r->atomic_next] = (RdmaSoftAtomicRes) { psn, orig };
+    r->atomic_next = (r->atomic_next + 1) % RDMA_SOFT_RD_ATOM;
+    r->natomic = MIN(r->natomic + 1, RDMA_SOFT_RD_ATOM);
+}
+
+/* The slot of the kept result of the atomic at @psn, or -1. */
+static int rdma_soft_atomic_find(const RdmaSoftResp *r, uint32_t psn)
+{
+    for (int n = 1; n <= r->natomic; n++) {
+        int i = (r->atomic_next + RDMA_SOFT_RD_ATOM - n) % RDMA_SOFT_RD_ATOM;
+
+        if (r->atomic[i].psn == psn) {
+            return i;
+        }
+    }
+    return -1;
+}
+
 static void rdma_soft_resp_atomic(RdmaSoftQp *sqp, const RdmaSoftPkt *pkt)
 {
     RdmaResources *rm = sqp->soft->be.rm;
@@ -455,9 +477,7 @@ static void rdma_soft_resp_atomic(RdmaSoftQp *sqp, const RdmaSoftPkt *pkt)
     }
     sqp->resp.epsn = (pkt->psn + 1) & RDMA_PSN_MASK;
     sqp->resp.msn = (sqp->resp.msn + 1) & RDMA_MSN_MASK;
-    sqp->resp.atomic_done = true;
-    sqp->resp.atomic_psn = pkt->psn;
-    sqp->resp.atomic_orig = orig;
+    rdma_soft_atomic_keep(&sqp->resp, pkt->psn, orig);
     rdma_soft_resp_pkt(sqp, &ack, RDMA_OPC_ATOMIC_ACKNOWLEDGE,
                        RDMA_AETH_ACK | RDMA_AETH_CREDITS_INVALID, pkt->psn);
     ack.orig = orig;
@@ -496,12 +516,18 @@ static void rdma_soft_resp_duplicate(RdmaSoftQp *sqp, const RdmaSoftPkt *pkt)
     if (pkt->mask & RDMA_PKT_READ) {
         rdma_soft_resp_read(sqp, pkt, true);
     } else if (pkt->mask & RDMA_PKT_ATOMIC) {
-        if (r->atomic_done && r->atomic_psn == pkt->psn) {
+        int i = rdma_soft_atomic_find(r, pkt->psn);
+
+        if (i >= 0) {
             rdma_soft_resp_pkt(sqp, &ack, RDMA_OPC_ATOMIC_ACKNOWLEDGE,
                                RDMA_AETH_ACK | RDMA_AETH_CREDITS_INVALID,
                                pkt->psn);
-            ack.orig = r->atomic_orig;
+            ack.orig = r->atomic[i].orig;
             rdma_soft_xmit(sqp->soft, &ack);
+        } else {
+            /* Older than what is kept: its requester broke the limit. */
+            trace_rdma_soft_drop(sqp->qp->qpn, pkt->opcode,
+                                 "atomic result no longer kept");
         }
     } else if (pkt->ackreq) {
         rdma_soft_ack(sqp, (r->epsn - 1) & RDMA_PSN_MASK);

@@ -86,12 +86,39 @@ static const VMStateDescription vmstate_rdma_recv_wr = {
     },
 };
 
+static const VMStateDescription vmstate_rdma_soft_atomic = {
+    .name = "rdma-soft-atomic",
+    .version_id = 1,
+    .minimum_version_id = 1,
+    .fields = (const VMStateField[]) {
+        VMSTATE_UINT32(psn, RdmaSoftAtomicRes),
+        VMSTATE_UINT64(orig, RdmaSoftAtomicRes),
+        VMSTATE_END_OF_LIST()
+    },
+};
+
+/* Before the atomic results are read: their count fits the ring. */
+static bool rdma_soft_mig_natomic_ok(void *opaque, int version_id)
+{
+    RdmaSoftQpMig *m = opaque;
+
+    if (m->resp.natomic > RDMA_SOFT_RD_ATOM ||
+        m->resp.atomic_next >= RDMA_SOFT_RD_ATOM ||
+        (m->resp.natomic < RDMA_SOFT_RD_ATOM &&
+         m->resp.atomic_next != m->resp.natomic)) {
+        error_report("rdma: incoming QP %u: %u atomic results, next "
+                     "slot %u", m->qpn, m->resp.natomic, m->resp.atomic_next);
+        return false;
+    }
+    return true;
+}
+
 RDMA_MIG_ZERO(RdmaSoftQpMig)
 
 static const VMStateDescription vmstate_rdma_soft_qp = {
     .name = "rdma-soft-qp",
-    .version_id = 3,
-    .minimum_version_id = 3,
+    .version_id = 4,
+    .minimum_version_id = 4,
     .pre_load = rdma_mig_zero_RdmaSoftQpMig,
     .fields = (const VMStateField[]) {
         VMSTATE_UINT32(qpn, RdmaSoftQpMig),
@@ -124,9 +151,14 @@ static const VMStateDescription vmstate_rdma_soft_qp = {
         VMSTATE_UINT32(resp.read_len, RdmaSoftQpMig),
         VMSTATE_UINT64(resp.read_off, RdmaSoftQpMig),
         VMSTATE_BOOL(resp.read_dup, RdmaSoftQpMig),
-        VMSTATE_BOOL(resp.atomic_done, RdmaSoftQpMig),
-        VMSTATE_UINT32(resp.atomic_psn, RdmaSoftQpMig),
-        VMSTATE_UINT64(resp.atomic_orig, RdmaSoftQpMig),
+        VMSTATE_UINT8(resp.natomic, RdmaSoftQpMig),
+        VMSTATE_UINT8(resp.atomic_next, RdmaSoftQpMig),
+        VMSTATE_VALIDATE("atomic results", rdma_soft_mig_natomic_ok),
+        /* filled from slot 0: the first natomic slots are the kept ones */
+        VMSTATE_STRUCT_VARRAY_UINT8(resp.atomic, RdmaSoftQpMig,
+                                    resp.natomic, 0,
+                                    vmstate_rdma_soft_atomic,
+                                    RdmaSoftAtomicRes),
         VMSTATE_END_OF_LIST()
     },
 };
@@ -387,11 +419,16 @@ static const char *rdma_soft_mig_why(RdmaSoft *soft, const RdmaSoftQpMig *m,
         return "requester state out of range";
     }
     if (!rdma_psn_ok(r->epsn) || r->msn > RDMA_MSN_MASK ||
-        !rdma_psn_ok(r->atomic_psn) ||
+
         r->msg > RDMA_MSG_WRITE || r->off > RDMA_SOFT_MAX_MSG ||
         (r->msg == RDMA_MSG_WRITE && r->off > r->len) ||
         (r->msg != RDMA_MSG_SEND && r->has_rwqe)) {
         return "responder state out of range";
+    }
+    for (int i = 0; i < r->natomic; i++) {
+        if (!rdma_psn_ok(r->atomic[i].psn)) {
+            return "atomic result out of range";
+        }
     }
     if (r->read && (!rdma_psn_ok(r->read_psn) || r->read_qpn > RDMA_MAX_QPN ||
                     r->read_len > RDMA_SOFT_MAX_MSG ||
@@ -528,8 +565,8 @@ static int rdma_soft_post_load(void *opaque, int version_id)
 
 const VMStateDescription vmstate_rdma_soft = {
     .name = "rdma-soft",
-    .version_id = 3,
-    .minimum_version_id = 3,
+    .version_id = 4,                /* 4: the responder's atomic results */
+    .minimum_version_id = 4,
     .pre_save = rdma_soft_pre_save,
     .post_save = rdma_soft_post_save,
     .pre_load = rdma_soft_pre_load,

@@ -1006,8 +1006,9 @@ static bool pvrdma_soft_needed(void *opaque)
 
 static const VMStateDescription vmstate_pvrdma_soft = {
     .name = "pvrdma/soft",
-    .version_id = 3,                /* 2: the engine's transport state */
-    .minimum_version_id = 3,        /* 3: UD WRs' MAC, hop limit, class */
+    .version_id = 4,                /* 2: the engine's transport state */
+    .minimum_version_id = 4,        /* 3: UD WRs' MAC, hop limit, class */
+                                    /* 4: a responder's atomic results */
     .needed = pvrdma_soft_needed,
     .fields = (const VMStateField[]) {
         VMSTATE_STRUCT_POINTER(backend, PvrdmaState, vmstate_rdma_soft,
