@@ -42,6 +42,8 @@ typedef struct Relay {
     uint64_t frames, dropped, duplicated, reordered;
     uint64_t from[2];               /* frames A, B sent: read any time */
     int drop_every_b;               /* drop every Nth frame from B (0: no) */
+    /* drop the next drop_b_left frames from B with BTH opcode drop_b_op */
+    int drop_b_op, drop_b_left;
     /* A's RDMA READ requests (IPv4): PSN and DMA length, in order */
     uint32_t read_psn[64], read_len[64];
     int nreads;                     /* written by the relay thread */
@@ -173,6 +175,12 @@ static gpointer relay_thread(gpointer opaque)
             relay_note_read(r, from, buf, len);
             if (from == 1 && r->drop_every_b &&
                 r->from[1] % r->drop_every_b == 0) {
+                r->dropped++;
+                continue;
+            }
+            if (from == 1 && qatomic_read(&r->drop_b_left) &&
+                len > 14 + 20 + 8 && buf[14 + 20 + 8] == r->drop_b_op) {
+                qatomic_dec(&r->drop_b_left);
                 r->dropped++;
                 continue;
             }
@@ -819,6 +827,141 @@ static void test_wire_read_again_within_piece(void)
     link_down(&l);
 }
 
+/* Wait for the next send completion of A and check it. */
+static void wire_expect_send(Link *l, PvQp *qa, uint64_t wr_id,
+                             uint32_t opcode, uint32_t len)
+{
+    wait_cq(l, l->a, l->a->scq);
+    expect_rc_success(l->a, l->a->scq, wr_id, opcode, len, qa);
+}
+
+/*
+ * Several WRs of a QP on the link at once: the next ones go out while
+ * the first waits for its ACK, at most max_rd_atomic RDMA READs, and a
+ * fenced WR waits for the READ before it.  They complete in order.
+ */
+static void test_wire_several_wrs(void)
+{
+    Link l = link_up_lossy(1, 0, 0, 0);
+    Relay *r = l.relay;
+    PvQp *qa, *qb;
+    uint64_t la = l.a->mem, lb = l.b->mem, rb = l.b->mem + 16 * PAGE;
+    uint64_t before, sent;
+    PvrdmaSge s;
+
+    wire_pair_timeout(&l, &qa, &qb, 12, 10);           /* 4.2 ms */
+
+    /* Four SENDs into a link that passes nothing: all four go out. */
+    for (int i = 0; i < 4; i++) {
+        post_recv1(l.b, qb, 0xb0 + i, lb + i * PAGE, 256);
+    }
+    qatomic_set(&r->cut, 1);
+    for (int i = 0; i < 4; i++) {
+        fill(l.a, la + i * PAGE, 200, 0x60 + i);
+        s = sge(la + i * PAGE, 200, l.a->lkey);
+        post_send(l.a, qa, wqe(0xa0 + i, PVRDMA_WR_SEND,
+                               PVRDMA_SEND_SIGNALED, 1), &s, 1);
+    }
+    sent = relay_quiet_from_a(r);
+    g_test_message("A sent %" PRIu64 " frames for 4 SENDs, no ACK back",
+                   sent);
+    g_assert_cmpuint(sent, ==, 4);
+    qatomic_set(&r->cut, 0);
+    for (int i = 0; i < 4; i++) {
+        wire_expect_send(&l, qa, 0xa0 + i, PVRDMA_WC_SEND, 200);
+    }
+    for (int i = 0; i < 4; i++) {
+        wait_cq(&l, l.b, l.b->rcq);
+        expect_recv(l.b, l.b->rcq, 0xb0 + i, PVRDMA_WC_RECV, 200, qb, qa,
+                    0, 0);
+        check_fill(l.b, lb + i * PAGE, 200, 0x60 + i, 0);
+    }
+
+    /* Six READs: four requests go out (max_rd_atomic 4), then the rest. */
+    for (int i = 0; i < 6; i++) {
+        fill(l.b, rb + i * PAGE, 1024, 0x70 + i);
+    }
+    qatomic_set(&r->cut, 1);
+    before = qatomic_read(&r->from[0]);
+    for (int i = 0; i < 6; i++) {
+        s = sge(la + i * PAGE, 1024, l.a->lkey);
+        post_send(l.a, qa, wqe_rdma(0xc0 + i, PVRDMA_WR_RDMA_READ,
+                                    PVRDMA_SEND_SIGNALED, 1,
+                                    rb + i * PAGE, l.b->lkey), &s, 1);
+    }
+    sent = relay_quiet_from_a(r) - before;
+    g_test_message("A sent %" PRIu64 " requests for 6 READs, no response "
+                   "back", sent);
+    g_assert_cmpuint(sent, ==, 4);
+    qatomic_set(&r->cut, 0);
+    for (int i = 0; i < 6; i++) {
+        wire_expect_send(&l, qa, 0xc0 + i, PVRDMA_WC_RDMA_READ, 1024);
+        check_fill(l.a, la + i * PAGE, 1024, 0x70 + i, 0);
+    }
+
+    /* A READ, then a fenced WRITE: the WRITE waits for the READ. */
+    qatomic_set(&r->cut, 1);
+    before = qatomic_read(&r->from[0]);
+    s = sge(la, 1024, l.a->lkey);
+    post_send(l.a, qa, wqe_rdma(0xd0, PVRDMA_WR_RDMA_READ,
+                                PVRDMA_SEND_SIGNALED, 1, rb, l.b->lkey),
+              &s, 1);
+    fill(l.a, la + PAGE, 512, 0x7f);
+    s = sge(la + PAGE, 512, l.a->lkey);
+    post_send(l.a, qa, wqe_rdma(0xd1, PVRDMA_WR_RDMA_WRITE,
+                                PVRDMA_SEND_SIGNALED | PVRDMA_SEND_FENCE, 1,
+                                rb + 8 * PAGE, l.b->lkey), &s, 1);
+    sent = relay_quiet_from_a(r) - before;
+    g_test_message("A sent %" PRIu64 " frames for a READ and a fenced "
+                   "WRITE, no response back", sent);
+    g_assert_cmpuint(sent, ==, 1);
+    qatomic_set(&r->cut, 0);
+    wire_expect_send(&l, qa, 0xd0, PVRDMA_WC_RDMA_READ, 1024);
+    check_fill(l.a, la, 1024, 0x70, 0);
+    wire_expect_send(&l, qa, 0xd1, PVRDMA_WC_RDMA_WRITE, 512);
+    check_fill(l.b, rb + 8 * PAGE, 512, 0x7f, 0);
+    link_down(&l);
+}
+
+/*
+ * Two atomics outstanding, the first one's ACK lost: the requester asks
+ * the first again, and the responder answers it with the result it had,
+ * without executing it again.  Regression test: the responder kept the
+ * result of its last atomic only, never answered the first, and the
+ * requester ran out of retries (a requester with several atomics
+ * outstanding: Linux rxe, ib_atomic_bw against pvrdma on a lossy link).
+ */
+static void test_wire_duplicate_atomic_of_several(void)
+{
+    Link l = link_up_lossy(1, 0, 0, 0);
+    Relay *r = l.relay;
+    PvQp *qa, *qb;
+    uint64_t counter = l.b->mem, old = l.a->mem;
+    PvrdmaSge s;
+
+    wire_pair_timeout(&l, &qa, &qb, 12, 10);           /* 4.2 ms */
+    qtest_writeq(l.b->pv->qts, counter, 100);
+    r->drop_b_op = 0x12;                /* RC ATOMIC_ACKNOWLEDGE */
+    qatomic_set(&r->drop_b_left, 1);
+    for (int i = 0; i < 2; i++) {
+        s = sge(old + i * 8, 8, l.a->lkey);
+        post_send(l.a, qa, wqe_atomic(0xa0 + i,
+                                      PVRDMA_WR_ATOMIC_FETCH_AND_ADD,
+                                      counter, l.b->lkey, 1 + i * 9, 0),
+                  &s, 1);
+    }
+    wire_expect_send(&l, qa, 0xa0, PVRDMA_WC_FETCH_ADD, 8);
+    wire_expect_send(&l, qa, 0xa1, PVRDMA_WC_FETCH_ADD, 8);
+    g_assert_cmpint(qatomic_read(&r->drop_b_left), ==, 0);
+    g_assert_cmpuint(qtest_readq(l.a->pv->qts, old), ==, 100);
+    g_assert_cmpuint(qtest_readq(l.a->pv->qts, old + 8), ==, 101);
+    g_assert_cmpuint(qtest_readq(l.b->pv->qts, counter), ==, 111);
+    g_test_message("B: %" PRIu64 " duplicates answered",
+                   roce_stat(l.b, "duplicates"));
+    g_assert_cmpuint(roce_stat(l.b, "duplicates"), >, 0);
+    link_down(&l);
+}
+
 /* Send @len bytes of @buf from the test to B's netdev, as a host would. */
 static void send_to(int port, const void *buf, size_t len)
 {
@@ -913,7 +1056,10 @@ int main(int argc, char **argv)
     qtest_add_func("/pvrdma/wire/hostile-frames", test_wire_hostile_frames);
     qtest_add_func("/pvrdma/wire/rc/lossy", test_wire_lossy);
     qtest_add_func("/pvrdma/wire/migration", test_wire_migration);
+    qtest_add_func("/pvrdma/wire/rc/several-wrs", test_wire_several_wrs);
     qtest_add_func("/pvrdma/wire/regression/window", test_wire_window);
+    qtest_add_func("/pvrdma/wire/regression/duplicate-atomic-of-several",
+                   test_wire_duplicate_atomic_of_several);
     qtest_add_func("/pvrdma/wire/regression/read-again-within-piece",
                    test_wire_read_again_within_piece);
     qtest_add_func("/pvrdma/wire/regression/stopped-vm-takes-no-frames",

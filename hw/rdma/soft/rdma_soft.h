@@ -302,6 +302,7 @@ void rdma_soft_req_flush(RdmaSoftQp *sqp, bool complete);
 void rdma_soft_rnr_timer(void *opaque);
 void rdma_soft_retry_timer(void *opaque);
 void rdma_soft_retry_restart(RdmaSoftQp *sqp, bool progress);
+bool rdma_soft_req_rewind(RdmaSoftQp *sqp, uint32_t psn);
 void rdma_soft_req_go_back(RdmaSoftQp *sqp, uint32_t psn);
 void rdma_soft_req_kick(RdmaSoftQp *sqp);
 void rdma_soft_wqe_free(RdmaSoftQp *sqp, RdmaSoftWqe *w);

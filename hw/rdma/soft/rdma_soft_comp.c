@@ -57,6 +57,8 @@ void rdma_soft_complete_wqe(RdmaSoftQp *sqp, RdmaSoftWqe *w, RdmaWcStatus st)
         rm->fe->complete(rm->fe_opaque, qp, qp->send_cq_handle, &wc, false);
     }
     rdma_soft_req_update(sqp, true);
+    /* a WR that waited for this one (fence, max_rd_atomic) may start */
+    rdma_soft_req_kick(sqp);
 }
 
 /* A WR failed: it completes with @st, the QP goes to ERR (UD: SQE). */
@@ -118,8 +120,8 @@ static void rdma_soft_comp_rnr(RdmaSoftQp *sqp, RdmaSoftWqe *w,
         return;
     }
     trace_rdma_soft_rnr(qp->qpn, pkt->src_qpn, req->rnr_attempts);
-    /* Go back to the PSN that found no receive WQE. */
-    w->next_psn = pkt->psn;
+    /* Go back to the PSN that found no receive WQE, the WRs after it too. */
+    rdma_soft_req_rewind(sqp, pkt->psn);
     req->rnr_wait = true;
     req->rnr_dest_qpn = pkt->src_qpn;
     req->due = false;
@@ -293,6 +295,14 @@ void rdma_soft_comp_recv(RdmaSoftQp *sqp, const RdmaSoftPkt *pkt)
             rdma_soft_req_go_back(sqp, pkt->psn);
         }
         return;
+    }
+    if (w && w != QTAILQ_FIRST(&sqp->req.wqes)) {
+        /*
+         * A response to a later WR acknowledges the ones before it (a
+         * responder answers in PSN order), up to an RDMA READ or atomic
+         * still waiting for its own: those were lost, it is asked again.
+         */
+        rdma_soft_comp_ack(sqp, (w->first_psn - 1) & RDMA_PSN_MASK);
     }
     if (!w || w != QTAILQ_FIRST(&sqp->req.wqes)) {
         /* Nothing outstanding there: a late or stray response. */

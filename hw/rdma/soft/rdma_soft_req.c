@@ -186,29 +186,81 @@ RdmaSoftWqe *rdma_soft_wqe_at(RdmaSoftQp *sqp, uint32_t psn)
     return NULL;
 }
 
+/* RDMA_SOFT_WIRE_WINDOW of @sqp in packets: an even number, at least 2. */
+static uint32_t rdma_soft_wire_window(RdmaSoftQp *sqp)
+{
+    return MAX(RDMA_SOFT_WIRE_WINDOW / rdma_soft_pmtu(sqp->qp), 2) & ~1u;
+}
+
+/*
+ * WRs @sqp's QP may have outstanding.  On the loopback one: it is
+ * delivered at once.  To a peer on the link as many as the window has
+ * packets (each WR takes at least one) and the send queue has slots, so
+ * that the next WRs go out while the first ones wait for their ACK.
+ */
+static uint32_t rdma_soft_req_max_wrs(RdmaSoftQp *sqp)
+{
+    if (!sqp->remote || sqp->qp->type != RDMA_QPT_RC) {
+        return 1;
+    }
+    return MIN(MAX(sqp->qp->cap.max_send_wr, 1), rdma_soft_wire_window(sqp));
+}
+
 /*
  * The one place that says whether the front-end may give @sqp's QP a new
- * WR: only while nothing is outstanding.  With @kick, a QP the front-end
- * saw stalled is told it can send again.
+ * WR: while fewer than rdma_soft_req_max_wrs() are outstanding.  With
+ * @kick, a QP the front-end saw stalled is told it can send again.
  */
 void rdma_soft_req_update(RdmaSoftQp *sqp, bool kick)
 {
     RdmaResources *rm = sqp->soft->be.rm;
     RdmaQp *qp = sqp->qp;
     bool busy = sqp->req.nwqe > 0;
+    bool stalled = sqp->req.nwqe >= rdma_soft_req_max_wrs(sqp);
     bool was_stalled = qp->sq_stalled;
 
     if (sqp->busy != busy) {
         sqp->busy = busy;
         sqp->soft->nbusy += busy ? 1 : -1;
     }
-    if (was_stalled != busy) {
+    if (was_stalled != stalled) {
         /* Written only when it changes: the peer's vCPU reads this QP. */
-        qp->sq_stalled = busy;
+        qp->sq_stalled = stalled;
     }
-    if (kick && was_stalled && !busy && qp->attr.qp_state == RDMA_QPS_RTS) {
+    if (kick && was_stalled && !stalled &&
+        qp->attr.qp_state == RDMA_QPS_RTS) {
         rm->fe->kick_send(rm->fe_opaque, qp);
     }
+}
+
+/*
+ * May @w, not started, start now?  A fenced WR waits for every WR before
+ * it; an RDMA READ or atomic while max_rd_atomic of them (at least one)
+ * are outstanding before it (IB 9.4.4, 10.8.3.3).
+ */
+static bool rdma_soft_req_may_start(RdmaSoftQp *sqp, RdmaSoftWqe *w)
+{
+    RdmaSoftWqe *o;
+    uint32_t reads = 0;
+
+    if (w == QTAILQ_FIRST(&sqp->req.wqes)) {
+        return true;
+    }
+    if (w->wr.flags & RDMA_SEND_FENCE) {
+        return false;
+    }
+    if (w->wr.opcode != RDMA_WR_RDMA_READ &&
+        !rdma_soft_is_atomic(w->wr.opcode)) {
+        return true;
+    }
+    QTAILQ_FOREACH(o, &sqp->req.wqes, next) {
+        if (o == w) {
+            break;
+        }
+        reads += o->wr.opcode == RDMA_WR_RDMA_READ ||
+                 rdma_soft_is_atomic(o->wr.opcode);
+    }
+    return reads < MAX(sqp->qp->attr.max_rd_atomic, 1);
 }
 
 /* Ready @w for the wire: NULL when it completed here (local, or failed). */
@@ -297,12 +349,6 @@ uint64_t rdma_soft_req_step_bytes(RdmaSoftQp *sqp)
     }
     off = (uint64_t)((w->next_psn - w->first_psn) & RDMA_PSN_MASK) * pmtu;
     return MIN(w->len - MIN(off, w->len), pmtu);
-}
-
-/* RDMA_SOFT_WIRE_WINDOW of @sqp in packets: an even number, at least 2. */
-static uint32_t rdma_soft_wire_window(RdmaSoftQp *sqp)
-{
-    return MAX(RDMA_SOFT_WIRE_WINDOW / rdma_soft_pmtu(sqp->qp), 2) & ~1u;
 }
 
 /*
@@ -426,6 +472,9 @@ void rdma_soft_req_run(RdmaSoftQp *sqp)
     req->running = true;
     req->due = false;
     while ((w = rdma_soft_req_next(sqp))) {
+        if (!rdma_soft_wqe_started(w) && !rdma_soft_req_may_start(sqp, w)) {
+            break;                  /* a completion lets it start */
+        }
         if (!rdma_soft_wqe_started(w) && !rdma_soft_wqe_start(sqp, w)) {
             continue;               /* completed here: the next one */
         }
@@ -578,10 +627,14 @@ void rdma_soft_retry_restart(RdmaSoftQp *sqp, bool progress)
     timer_mod(req->retry_timer, qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL) + ns);
 }
 
-/* Send again from @psn on: go back N (IB 9.7.4.1.4, 9.7.5.1.3). */
-void rdma_soft_req_go_back(RdmaSoftQp *sqp, uint32_t psn)
+/*
+ * The started WRs send their packets again from @psn on (those of a WR
+ * before it stay sent); true if that is more than they had left.
+ */
+bool rdma_soft_req_rewind(RdmaSoftQp *sqp, uint32_t psn)
 {
     RdmaSoftWqe *w;
+    bool again = false;
 
     QTAILQ_FOREACH(w, &sqp->req.wqes, next) {
         uint32_t from;
@@ -594,10 +647,19 @@ void rdma_soft_req_go_back(RdmaSoftQp *sqp, uint32_t psn)
         }
         from = rdma_psn_diff(psn, w->first_psn) > 0 ? psn : w->first_psn;
         if (w->next_psn != from) {
-            sqp->soft->stats.retransmits++;
+            again = true;
             trace_rdma_soft_go_back(sqp->qp->qpn, w->next_psn, from);
         }
         w->next_psn = from;
+    }
+    return again;
+}
+
+/* Send again from @psn on: go back N (IB 9.7.4.1.4, 9.7.5.1.3). */
+void rdma_soft_req_go_back(RdmaSoftQp *sqp, uint32_t psn)
+{
+    if (rdma_soft_req_rewind(sqp, psn)) {
+        sqp->soft->stats.retransmits++;
     }
     sqp->req.due = true;
     qemu_bh_schedule(sqp->soft->run_bh);
