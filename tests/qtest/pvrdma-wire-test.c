@@ -962,6 +962,41 @@ static void test_wire_duplicate_atomic_of_several(void)
     link_down(&l);
 }
 
+/*
+ * Two WRITEs in flight, the first one's ACK lost: the ACK of the second
+ * completes both.  Regression test: an ACK counted only up to the PSN
+ * the WR's own go-back had reached, so the first WR, whose packets were
+ * all sent, never took an ACK that named a PSN of the second, and the
+ * requester ran out of retries (pvrdma clients on the lossy lanes:
+ * ib_write_bw, ib_send_bw and rping ended with status 12).
+ */
+static void test_wire_ack_of_a_later_wr(void)
+{
+    Link l = link_up_lossy(1, 0, 0, 0);
+    Relay *r = l.relay;
+    PvQp *qa, *qb;
+    uint64_t la = l.a->mem, rb = l.b->mem;
+    PvrdmaSge s;
+
+    wire_pair_timeout(&l, &qa, &qb, 12, 10);           /* 4.2 ms */
+    r->drop_b_op = 0x11;                /* RC ACKNOWLEDGE */
+    qatomic_set(&r->drop_b_left, 1);
+    for (int i = 0; i < 2; i++) {
+        fill(l.a, la + i * 4 * PAGE, 4096, 0x50 + i);
+        s = sge(la + i * 4 * PAGE, 4096, l.a->lkey);
+        post_send(l.a, qa, wqe_rdma(0xa0 + i, PVRDMA_WR_RDMA_WRITE,
+                                    PVRDMA_SEND_SIGNALED, 1,
+                                    rb + i * 4 * PAGE, l.b->lkey), &s, 1);
+    }
+    wire_expect_send(&l, qa, 0xa0, PVRDMA_WC_RDMA_WRITE, 4096);
+    wire_expect_send(&l, qa, 0xa1, PVRDMA_WC_RDMA_WRITE, 4096);
+    g_assert_cmpint(qatomic_read(&r->drop_b_left), ==, 0);
+    for (int i = 0; i < 2; i++) {
+        check_fill(l.b, rb + i * 4 * PAGE, 4096, 0x50 + i, 0);
+    }
+    link_down(&l);
+}
+
 /* Send @len bytes of @buf from the test to B's netdev, as a host would. */
 static void send_to(int port, const void *buf, size_t len)
 {
@@ -1060,6 +1095,8 @@ int main(int argc, char **argv)
     qtest_add_func("/pvrdma/wire/regression/window", test_wire_window);
     qtest_add_func("/pvrdma/wire/regression/duplicate-atomic-of-several",
                    test_wire_duplicate_atomic_of_several);
+    qtest_add_func("/pvrdma/wire/regression/ack-of-a-later-wr",
+                   test_wire_ack_of_a_later_wr);
     qtest_add_func("/pvrdma/wire/regression/read-again-within-piece",
                    test_wire_read_again_within_piece);
     qtest_add_func("/pvrdma/wire/regression/stopped-vm-takes-no-frames",

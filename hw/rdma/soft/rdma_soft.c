@@ -74,7 +74,8 @@ static int rdma_soft_modify_qp(RdmaBackend *be, RdmaQp *qp, uint32_t mask,
     if (attr->qp_state == RDMA_QPS_RESET) {
         rdma_soft_req_flush(sqp, false);
         rdma_soft_resp_flush(sqp, false);
-        sqp->req.psn = sqp->resp.epsn = sqp->resp.msn = 0;
+        sqp->req.psn = sqp->req.sent_psn = 0;
+        sqp->resp.epsn = sqp->resp.msn = 0;
         sqp->req.rnr_attempts = 0;
         sqp->resp.natomic = sqp->resp.atomic_next = 0;
     }
@@ -84,7 +85,7 @@ static int rdma_soft_modify_qp(RdmaBackend *be, RdmaQp *qp, uint32_t mask,
         sqp->resp.nak_sent = false;
     }
     if (mask & RDMA_QP_SQ_PSN) {
-        sqp->req.psn = attr->sq_psn & RDMA_PSN_MASK;
+        sqp->req.psn = sqp->req.sent_psn = attr->sq_psn & RDMA_PSN_MASK;
     }
     if (mask & RDMA_QP_AV) {
         rdma_soft_qp_locate(sqp, attr->ah.dgid);

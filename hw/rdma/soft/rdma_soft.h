@@ -73,6 +73,11 @@ typedef struct RdmaSoftReq {
     QTAILQ_HEAD(, RdmaSoftWqe) wqes;    /* outstanding, in PSN order */
     uint32_t nwqe;
     uint32_t psn;                   /* the PSN of the next new WR */
+    /*
+     * One past the highest PSN ever sent: an ACK may name any PSN before
+     * it, also one sent before a go-back resends it.
+     */
+    uint32_t sent_psn;
     bool due;                       /* packets to send from the bottom half */
     bool rnr_wait;                  /* RNR NAK: waits for its timer */
     uint32_t rnr_attempts;
@@ -193,6 +198,7 @@ typedef struct RdmaSoftQpMig {
     uint32_t qpn;
     /* requester */
     uint32_t psn;
+    uint32_t sent_psn;
     bool due;
     bool rnr_wait;
     uint32_t rnr_attempts;

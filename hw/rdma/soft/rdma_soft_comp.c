@@ -173,7 +173,9 @@ static void rdma_soft_comp_gap(RdmaSoftQp *sqp, RdmaSoftWqe *w)
  * An ACK of @psn (coalesced: of every PSN up to it): the WRs up to it
  * complete, in order, and one it falls in is acknowledged that far.  A
  * READ or an atomic is complete only with its response, so an ACK
- * beyond it means the response was lost: it is asked for again.
+ * beyond it means the response was lost: it is asked for again.  Only a
+ * PSN that was sent counts, also one that a go-back is sending again
+ * (its first transmission arrived), never one not sent yet.
  */
 static void rdma_soft_comp_ack(RdmaSoftQp *sqp, uint32_t psn)
 {
@@ -183,7 +185,7 @@ static void rdma_soft_comp_ack(RdmaSoftQp *sqp, uint32_t psn)
     while ((w = QTAILQ_FIRST(&sqp->req.wqes)) &&
            w->last_psn != RDMA_PSN_MASK + 1 &&
            rdma_psn_diff(w->ack_psn, psn) <= 0 &&
-           rdma_psn_diff(w->next_psn, psn) > 0) {
+           rdma_psn_diff(sqp->req.sent_psn, psn) > 0) {
         if (w->wr.opcode == RDMA_WR_RDMA_READ ||
             w->wr.opcode == RDMA_WR_ATOMIC_CMP_AND_SWP ||
             w->wr.opcode == RDMA_WR_ATOMIC_FETCH_AND_ADD) {
@@ -193,6 +195,9 @@ static void rdma_soft_comp_ack(RdmaSoftQp *sqp, uint32_t psn)
         progress = true;
         if (rdma_psn_diff(w->last_psn, psn) > 0) {
             w->ack_psn = (psn + 1) & RDMA_PSN_MASK;
+            if (rdma_psn_diff(w->next_psn, w->ack_psn) < 0) {
+                w->next_psn = w->ack_psn;   /* no need to send those again */
+            }
             break;
         }
         rdma_soft_complete_wqe(sqp, w, RDMA_WC_SUCCESS);

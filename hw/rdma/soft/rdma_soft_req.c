@@ -502,6 +502,9 @@ void rdma_soft_req_run(RdmaSoftQp *sqp)
             break;                  /* an ACK or a response opens it */
         }
         w->next_psn = (w->next_psn + npkts) & RDMA_PSN_MASK;
+        if (rdma_psn_diff(w->next_psn, req->sent_psn) > 0) {
+            req->sent_psn = w->next_psn;
+        }
         rdma_soft_xmit(sqp->soft, &pkt);
         if (pkt.remote && sqp->qp->type == RDMA_QPT_RC &&
             !timer_pending(req->retry_timer)) {

@@ -123,6 +123,7 @@ static const VMStateDescription vmstate_rdma_soft_qp = {
     .fields = (const VMStateField[]) {
         VMSTATE_UINT32(qpn, RdmaSoftQpMig),
         VMSTATE_UINT32(psn, RdmaSoftQpMig),
+        VMSTATE_UINT32(sent_psn, RdmaSoftQpMig),
         VMSTATE_BOOL(due, RdmaSoftQpMig),
         VMSTATE_BOOL(rnr_wait, RdmaSoftQpMig),
         VMSTATE_UINT32(rnr_attempts, RdmaSoftQpMig),
@@ -218,6 +219,7 @@ static void rdma_soft_mig_save_qp(RdmaSoft *soft, RdmaSoftQp *sqp,
 
     m->qpn = sqp->qp->qpn;
     m->psn = req->psn;
+    m->sent_psn = req->sent_psn;
     m->due = req->due;
     m->rnr_wait = req->rnr_wait;
     m->rnr_attempts = req->rnr_attempts;
@@ -409,7 +411,8 @@ static const char *rdma_soft_mig_why(RdmaSoft *soft, const RdmaSoftQpMig *m,
         ((m->rnr_wait || m->due) && !m->nwqe)) {
         return "outstanding WRs out of range";
     }
-    if (!rdma_psn_ok(m->psn) ||
+    if (!rdma_psn_ok(m->psn) || !rdma_psn_ok(m->sent_psn) ||
+        rdma_psn_diff(m->sent_psn, m->psn) > 0 ||
         (qp->attr.rnr_retry != RDMA_RNR_INFINITE &&
          m->rnr_attempts > qp->attr.rnr_retry) ||
         m->rnr_dest_qpn > RDMA_MAX_QPN ||
@@ -508,6 +511,7 @@ static void rdma_soft_mig_apply(RdmaSoft *soft, const RdmaSoftQpMig *m,
         req->nwqe++;
     }
     req->psn = m->psn;
+    req->sent_psn = m->sent_psn;
     req->rnr_wait = m->rnr_wait;
     req->rnr_attempts = m->rnr_attempts;
     req->rnr_dest_qpn = m->rnr_dest_qpn;
