@@ -14,7 +14,11 @@ A reordered frame is held back and sent after the next frame the same
 way; a delayed one is sent --delay-ms later (default 5).  Frames only
 count as RoCE when they carry UDP to port 4791; ARP, IPv6 neighbour
 discovery and the programs' TCP exchange are relayed untouched unless
---all is given, so the link's own set-up does not fail by chance.
+--all is given, so the link's own set-up does not fail by chance.  So
+are RoCE frames to QP 1, RDMA-CM's connection messages (MADs): the
+kernel CM sends one again only after seconds (about 6 s for RoCE), and
+rping's client destroys its ID, which cancels its DREQ, right after
+rdma_disconnect(): a lost DREQ leaves the server waiting forever.
 
 Control, a line on --control (a UNIX datagram socket path): "to-a PORT"
 sends A's frames to PORT from then on (A migrated to a new QEMU),
@@ -36,16 +40,17 @@ import time
 ROCE_PORT = 4791
 
 
-def is_roce(frame):
-    """UDP to port 4791 over IPv4 or IPv6, behind at most one VLAN tag."""
+def roce_dest_qp(frame):
+    """The BTH's destination QP of a RoCE v2 frame, or None if it is not
+    UDP to port 4791 over IPv4 or IPv6, behind at most one VLAN tag."""
     off = 12
     if len(frame) < off + 2:
-        return False
+        return None
     etype = int.from_bytes(frame[off:off + 2], "big")
     if etype == 0x8100:
         off += 4
         if len(frame) < off + 2:
-            return False
+            return None
         etype = int.from_bytes(frame[off:off + 2], "big")
     off += 2
     if etype == 0x0800 and len(frame) >= off + 20:
@@ -56,10 +61,18 @@ def is_roce(frame):
         proto = frame[off + 6]
         udp = off + 40
     else:
-        return False
-    if proto != 17 or len(frame) < udp + 4:
-        return False
-    return int.from_bytes(frame[udp + 2:udp + 4], "big") == ROCE_PORT
+        return None
+    if proto != 17 or len(frame) < udp + 8 + 8:
+        return None
+    if int.from_bytes(frame[udp + 2:udp + 4], "big") != ROCE_PORT:
+        return None
+    return int.from_bytes(frame[udp + 8 + 5:udp + 8 + 8], "big")
+
+
+def lossy_frame(frame):
+    """RoCE v2 frames but those to QP 1 (RDMA-CM's messages)."""
+    qp = roce_dest_qp(frame)
+    return qp is not None and qp != 1
 
 
 def main():
@@ -146,7 +159,7 @@ def main():
             if not frame:
                 continue                # an empty datagram ends dgram
             count["frames"] += 1
-            lossy = args.all or is_roce(frame)
+            lossy = args.all or lossy_frame(frame)
             if cut or (lossy and rnd.random() < args.drop):
                 count["dropped"] += 1
                 continue

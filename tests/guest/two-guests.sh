@@ -58,7 +58,8 @@
 #                     a lossy link: the guests' netdevs send to a relay
 #                     (tests/guest/relay.py) that passes RoCE v2 frames on
 #                     but drops, duplicates, reorders and delays the given
-#                     fractions of them (e.g. 7:0.03:0.02:0.02:0.02); its
+#                     fractions of them (e.g. 7:0.03:0.02:0.02:0.02; not
+#                     RDMA-CM's messages to QP 1, see relay.py); its
 #                     counters, and each QEMU's query-pvrdma RoCE counters
 #                     (retransmissions, duplicates; pvrdma only), are
 #                     printed, and a TAP line checks that frames were lost
