@@ -924,6 +924,20 @@ static void test_wire_several_wrs(void)
 }
 
 /*
+ * RC QPs @qa, @qb of A and B through a relay that loses the first frame
+ * from B whose BTH opcode is @opcode, and nothing else.
+ */
+static Link wire_pair_losing_one(PvQp **qa, PvQp **qb, uint8_t opcode)
+{
+    Link l = link_up_lossy(1, 0, 0, 0);
+
+    wire_pair_timeout(&l, qa, qb, 12, 10);             /* 4.2 ms */
+    l.relay->drop_b_op = opcode;
+    qatomic_set(&l.relay->drop_b_left, 1);
+    return l;
+}
+
+/*
  * Two atomics outstanding, the first one's ACK lost: the requester asks
  * the first again, and the responder answers it with the result it had,
  * without executing it again.  Regression test: the responder kept the
@@ -933,16 +947,13 @@ static void test_wire_several_wrs(void)
  */
 static void test_wire_duplicate_atomic_of_several(void)
 {
-    Link l = link_up_lossy(1, 0, 0, 0);
-    Relay *r = l.relay;
     PvQp *qa, *qb;
+    Link l = wire_pair_losing_one(&qa, &qb, 0x12);    /* ATOMIC_ACKNOWLEDGE */
+    Relay *r = l.relay;
     uint64_t counter = l.b->mem, old = l.a->mem;
     PvrdmaSge s;
 
-    wire_pair_timeout(&l, &qa, &qb, 12, 10);           /* 4.2 ms */
     qtest_writeq(l.b->pv->qts, counter, 100);
-    r->drop_b_op = 0x12;                /* RC ATOMIC_ACKNOWLEDGE */
-    qatomic_set(&r->drop_b_left, 1);
     for (int i = 0; i < 2; i++) {
         s = sge(old + i * 8, 8, l.a->lkey);
         post_send(l.a, qa, wqe_atomic(0xa0 + i,
@@ -972,15 +983,12 @@ static void test_wire_duplicate_atomic_of_several(void)
  */
 static void test_wire_ack_of_a_later_wr(void)
 {
-    Link l = link_up_lossy(1, 0, 0, 0);
-    Relay *r = l.relay;
     PvQp *qa, *qb;
+    Link l = wire_pair_losing_one(&qa, &qb, 0x11);    /* RC ACKNOWLEDGE */
+    Relay *r = l.relay;
     uint64_t la = l.a->mem, rb = l.b->mem;
     PvrdmaSge s;
 
-    wire_pair_timeout(&l, &qa, &qb, 12, 10);           /* 4.2 ms */
-    r->drop_b_op = 0x11;                /* RC ACKNOWLEDGE */
-    qatomic_set(&r->drop_b_left, 1);
     for (int i = 0; i < 2; i++) {
         fill(l.a, la + i * 4 * PAGE, 4096, 0x50 + i);
         s = sge(la + i * 4 * PAGE, 4096, l.a->lkey);

@@ -15,9 +15,11 @@
  * one step per pass of an entry point, so no entry point moves more than
  * its budget and one step.
  *
- * The front-end gives the requester a new WR only while its queue is
- * empty (qp->sq_stalled): one outstanding WR per QP, as the engine had
- * before it spoke in packets.
+ * The front-end gives the requester a new WR only while its queue holds
+ * fewer than rdma_soft_req_max_wrs() (qp->sq_stalled): between two QPs of
+ * this device one, as the engine had before it spoke in packets; to a
+ * peer on the link as many as the window has packets, so that the next
+ * WRs go out while the first ones wait for their ACK.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
