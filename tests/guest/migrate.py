@@ -259,7 +259,8 @@ def run_lane(a, work, pvrdma=True, infos=None):
             if peer:
                 last = roce(vm) or last
             text = console_text(vms)
-            todo = [s for s in re.findall(r"^GUEST-MIGRATE: (\S+)$", text,
+            # whole lines only: the console may end in the middle of one
+            todo = [s for s in re.findall(r"^GUEST-MIGRATE: (\S+)\n", text,
                                           re.M) if s not in done]
             if not todo:
                 time.sleep(0.2)
