@@ -405,20 +405,32 @@ static void test_wire_rc_rnr(void)
 {
     Link l = link_up();
     PvQp *qa, *qb;
-    PvrdmaSge s = sge(l.a->mem, 64, l.a->lkey);
+    PvrdmaSge s;
 
     wire_pair(&l, &qa, &qb, 1);             /* B's RNR timer: 0.01 ms */
-    fill(l.a, l.a->mem, 64, 0x66);
-    post_send(l.a, qa, wqe(0xa1, PVRDMA_WR_SEND, PVRDMA_SEND_SIGNALED, 1),
-              &s, 1);
+    /* Three SENDs in flight: the first draws the RNR NAK, all go again. */
+    for (int i = 0; i < 3; i++) {
+        fill(l.a, l.a->mem + i * PAGE, 64, 0x66 + i);
+        s = sge(l.a->mem + i * PAGE, 64, l.a->lkey);
+        post_send(l.a, qa, wqe(0xa1 + i, PVRDMA_WR_SEND,
+                               PVRDMA_SEND_SIGNALED, 1), &s, 1);
+    }
     g_usleep(100 * 1000);               /* the RNR NAK is back at A */
     expect_no_cqe(l.a, l.a->scq);
-    post_recv1(l.b, qb, 0xb1, l.b->mem, 64);
+    for (int i = 0; i < 3; i++) {
+        post_recv1(l.b, qb, 0xb1 + i, l.b->mem + i * PAGE, 64);
+    }
     /* A's RNR timer runs on its virtual clock, which qtest moves. */
-    wait_stepping(l.a, l.b, &l.b->rcq->ring);
-    expect_recv(l.b, l.b->rcq, 0xb1, PVRDMA_WC_RECV, 64, qb, qa, 0, 0);
-    expect_rc_success(l.a, l.a->scq, 0xa1, PVRDMA_WC_SEND, 64, qa);
-    check_fill(l.b, l.b->mem, 64, 0x66, 0);
+    for (int i = 0; i < 3; i++) {
+        wait_stepping(l.a, l.b, &l.b->rcq->ring);
+        expect_recv(l.b, l.b->rcq, 0xb1 + i, PVRDMA_WC_RECV, 64, qb, qa, 0,
+                    0);
+        check_fill(l.b, l.b->mem + i * PAGE, 64, 0x66 + i, 0);
+    }
+    for (int i = 0; i < 3; i++) {
+        wait_stepping(l.a, l.a, &l.a->scq->ring);
+        expect_rc_success(l.a, l.a->scq, 0xa1 + i, PVRDMA_WC_SEND, 64, qa);
+    }
     link_down(&l);
 }
 
