@@ -238,7 +238,8 @@ void rdma_soft_req_update(RdmaSoftQp *sqp, bool kick)
 /*
  * May @w, not started, start now?  A fenced WR waits for every WR before
  * it; an RDMA READ or atomic while max_rd_atomic of them (at least one)
- * are outstanding before it (IB 9.4.4, 10.8.3.3).
+ * are outstanding before it: the QP's initiator depth, which the peer's
+ * responder resources were sized for.
  */
 static bool rdma_soft_req_may_start(RdmaSoftQp *sqp, RdmaSoftWqe *w)
 {
