@@ -422,7 +422,6 @@ static const char *rdma_soft_mig_why(RdmaSoft *soft, const RdmaSoftQpMig *m,
         return "requester state out of range";
     }
     if (!rdma_psn_ok(r->epsn) || r->msn > RDMA_MSN_MASK ||
-
         r->msg > RDMA_MSG_WRITE || r->off > RDMA_SOFT_MAX_MSG ||
         (r->msg == RDMA_MSG_WRITE && r->off > r->len) ||
         (r->msg != RDMA_MSG_SEND && r->has_rwqe)) {
