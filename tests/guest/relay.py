@@ -93,7 +93,8 @@ def main():
     ap.add_argument("--delay", type=float, default=0.0)
     ap.add_argument("--delay-ms", type=float, default=5.0)
     ap.add_argument("--all", action="store_true",
-                    help="apply the losses to every frame, not only RoCE")
+                    help="apply the losses to every frame, not only RoCE "
+                         "frames to QPs other than 1")
     ap.add_argument("--control", help="UNIX datagram socket for commands")
     args = ap.parse_args()
 
