@@ -108,7 +108,7 @@ fi
 cmdline="console=ttyS0 panic=-1 quiet pvrdma.test=$tests pvrdma.shell=$shell$append"
 
 qemu_cmd=("$qemu" -accel tcg -M pc -m 1G -smp 2
-     -nodefaults -nographic -serial mon:stdio -no-reboot
+     -nodefaults -nographic -serial mon:stdio -no-reboot -name debug-threads=on
      "${fw[@]}"
      -kernel "$kernel" -initrd "$initrd" -append "$cmdline"
      "${devs[@]}" "${extra[@]}")

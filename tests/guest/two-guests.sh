@@ -46,7 +46,8 @@
 #   --timeout SEC     deadline of each side of each pair (default 60)
 #   --log-dir DIR     logs (default build/two-guests): a.log, b.log (the
 #                     consoles), joined-<gids>.log (both sides of each pair,
-#                     as check.sh judges them), *.err
+#                     as check.sh judges them), *.err, a.pid and b.pid
+#                     (the session of each guest's run-guest.sh and QEMU)
 #   --pcap FILE       capture guest A's netdev (both directions) to FILE:
 #                     -object filter-dump,id=d0,netdev=n0,file=FILE
 #   --info            each guest also runs init's scenario info before the
@@ -245,12 +246,13 @@ boot() {
     local l=$1 role=$2 dev=$3 ip=$4 mac=$5 lport=$6 rport=$7 peer=$8 peer6=$9 sc append
     shift 9
     guest_args "$role" "$dev" "$ip" "$peer" "$peer6"
-    rm -f "$logdir/$l.log" "$logdir/$l.log.rc"
+    rm -f "$logdir/$l.log" "$logdir/$l.log.rc" "$logdir/$l.pid"
     GUEST_NETDEV="dgram,id=n0,local.type=inet,local.host=127.0.0.1,local.port=$lport,remote.type=inet,remote.host=127.0.0.1,remote.port=$rport" \
     GUEST_MAC=$mac setsid "$here/run-guest.sh" --no-build --quiet --log "$logdir/$l.log" \
         --timeout "$guest_timeout" --test "$sc" --append "$append" -- "$@" \
         >"$logdir/$l.run.out" 2>"$logdir/$l.run.err" </dev/null &
     eval "pid_$l=\$!"
+    echo $! >"$logdir/$l.pid"
     note "guest $l: $role on $dev, $ip $peer6 (peer), MAC $mac, dgram 127.0.0.1:$lport -> :$rport; console $logdir/$l.log"
 }
 # boot_migrating: guest A (the clients) under tests/guest/migrate.py, which
