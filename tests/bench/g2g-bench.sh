@@ -10,7 +10,10 @@
 # clients, guest B the servers, over the RoCE v2 GIDs of their IPv4
 # addresses; vmxnet3 MTU 1500, so the RoCE path MTU is 1024).  One boot
 # pair per device pair, each running, in this order:
-#   ib_write_bw  RC, 64 KiB messages x 500, then 1 MiB x 100
+#   ib_write_bw  RC, 64 KiB messages x 2000, three runs (--bw-runs), then
+#                1 MiB x 200, three runs; the table shows the median of the
+#                runs' BW average and their range (one run's figure moves
+#                by a third from run to run on this 2-core host)
 #   ib_send_lat  RC, 8 bytes x 1000, five runs (--runs); the table shows
 #                the median of the runs' t_typical and their range
 # once with pvrdma in both guests (-device pvrdma: the soft backend's RoCE
@@ -54,15 +57,21 @@
 # ever made up.  Each bandwidth figure is also checked against bytes /
 # client wall time (a lower bound).  Also printed: the CPU other host
 # processes used meanwhile (on this 2-core machine any other load shows in
-# the figures).  Two guests of 2 vCPUs each share the 2 host cores: every
+# the figures), and where the host's CPU went during the bandwidth runs:
+# tests/bench/g2g-cpu.py counts the CPU time of each QEMU's main thread
+# (netdev, device engine), vCPU threads (the guest: perftest polling its
+# CQ, and rxe's kernel work) and other threads from each client's start to
+# its end, shown per MiB moved.  Two guests of 2 vCPUs each share the 2 host cores: every
 # figure here is a TCG figure, comparable within this table only.
 #
 # Usage: g2g-bench.sh [options] [QEMU-BINARY [GUEST-DIR]]
 #   (make bench calls: g2g-bench.sh build/qemu/qemu-system-x86_64 build/guest)
 #   --deadline SEC  per program run, each side (default 120)
 #   --runs N        runs of the 8-byte latency per device (default 5; >= 3)
-#   --quick         a tenth of the iterations, 3 latency runs, 2 s per
-#                   ceiling measurement (a smoke run of the bench)
+#   --bw-runs N     runs of each bandwidth case per device (default 3)
+#   --quick         a tenth of the iterations, one bandwidth run and 3
+#                   latency runs per case, 2 s per ceiling measurement (a
+#                   smoke run of the bench)
 #   --out DIR       logs and results (default build/bench)
 #   --no-build      do not run tests/guest/build-guest.sh first
 # Environment: QEMU, GUEST_DIR as for tests/guest/run-guest.sh; CC (cc).
@@ -83,6 +92,7 @@ guest_dir=${GUEST_DIR:-$top/build/guest}
 out=$top/build/bench
 deadline=120
 runs=
+bw_runs=
 quick=0
 build=1
 positional=()
@@ -90,6 +100,7 @@ while [ $# -gt 0 ]; do
     case $1 in
         --deadline) deadline=$2; shift 2 ;;
         --runs) runs=$2; shift 2 ;;
+        --bw-runs) bw_runs=$2; shift 2 ;;
         --quick) quick=1; shift ;;
         --out) out=$2; shift 2 ;;
         --no-build) build=0; shift ;;
@@ -101,8 +112,10 @@ done
 [ ${#positional[@]} -lt 1 ] || qemu=${positional[0]}
 [ ${#positional[@]} -lt 2 ] || guest_dir=${positional[1]}
 [ -n "$runs" ] || { if [ $quick = 1 ]; then runs=3; else runs=5; fi; }
+[ -n "$bw_runs" ] || { if [ $quick = 1 ]; then bw_runs=1; else bw_runs=3; fi; }
 case $deadline in ''|*[!0-9]*) echo "g2g-bench.sh: --deadline wants seconds" >&2; exit 2 ;; esac
 case $runs in ''|*[!0-9]*|[012]) echo "g2g-bench.sh: --runs wants a number >= 3" >&2; exit 2 ;; esac
+case $bw_runs in ''|*[!0-9]*|0) echo "g2g-bench.sh: --bw-runs wants a number >= 1" >&2; exit 2 ;; esac
 export QEMU=$qemu GUEST_DIR=$guest_dir
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
@@ -113,14 +126,21 @@ say() { printf '[g2g-bench] %s\n' "$*" >&2; }
 frame=1082
 window=64
 ceil_secs=5
-bw_cases=(ib_write_bw:65536:500 ib_write_bw:1048576:100)
+# (each pvrdma bandwidth run moves about 1 s worth; two-guests.sh allows
+# at most 39 entries)
+bw_cases=(ib_write_bw:65536:2000 ib_write_bw:1048576:200)
 lat_case=ib_send_lat:8:1000
 if [ $quick = 1 ]; then
-    bw_cases=(ib_write_bw:65536:50 ib_write_bw:1048576:10)
+    bw_cases=(ib_write_bw:65536:200 ib_write_bw:1048576:20)
     lat_case=ib_send_lat:8:100
     ceil_secs=2
 fi
-entries=("${bw_cases[@]}")
+[ $(( ${#bw_cases[@]} * bw_runs + runs )) -le 39 ] ||
+    { echo "g2g-bench.sh: $((${#bw_cases[@]} * bw_runs)) bandwidth and $runs latency runs: at most 39 in all" >&2; exit 2; }
+entries=()
+for c in "${bw_cases[@]}"; do
+    for _ in $(seq "$bw_runs"); do entries+=("$c"); done
+done
 for _ in $(seq "$runs"); do entries+=("$lat_case"); done
 programs=$(IFS=,; echo "${entries[*]}")
 
@@ -238,12 +258,19 @@ fi
 declare -A tap_pass tap_fail dev_other dev_secs
 for d in pvrdma rxe; do
     say "booting two guests on $d (client A $d, server B $d): ${programs//,/ }; deadline $deadline s; logs $out/g2g-$d"
-    rm -rf "$out/g2g-$d"
+    rm -rf "$out/g2g-$d" "$out/g2g-$d.cpu"
+    mkdir -p "$out/g2g-$d"
     start=$(date +%s)
     load_begin
+    python3 "$here/g2g-cpu.py" "$out/g2g-$d" "$out/g2g-$d.cpu" 2>"$out/g2g-$d.cpu.err" &
+    cpu_pid=$!
     "$top/tests/guest/two-guests.sh" --no-build --client-dev $d --server-dev $d --gids ipv4 \
         --programs "$programs" --timeout "$deadline" --log-dir "$out/g2g-$d" \
         >"$out/g2g-$d.tap" 2>"$out/g2g-$d.err"
+    # it ends with guest A's QEMU; not waited for longer than that
+    for _ in $(seq 50); do kill -0 $cpu_pid 2>/dev/null || break; sleep 0.1; done
+    kill $cpu_pid 2>/dev/null
+    wait $cpu_pid 2>/dev/null
     load_end
     dev_other[$d]=$other
     dev_secs[$d]=$(( $(date +%s) - start ))
@@ -261,6 +288,7 @@ pairsec() {
 # measure DEV K PROG SIZE ITERS: val (figure), alt (t_avg), cell, note
 notes=()
 floor_bad=()
+pv_caps=()
 measure() {
     local d=$1 k=$2 prog=$3 size=$4 n=$5 s rs rc kind
     val='' alt='' note='' cell=''
@@ -278,20 +306,24 @@ measure() {
     esac
     perftest_verdict "$s" "$size" "$n" "$kind" "$d" "$prog"
 }
-# measure_lat DEV: the latency runs (entries after the bandwidth cases):
-# val = median of the runs with a figure, cell "median [min-max]"
-# (runs: each run's figure, or what it was instead, in run order)
-measure_lat() {
+# measure_runs DEV CASE FIRST-K N: the N runs of CASE (prog:size:iters),
+# entries FIRST-K to FIRST-K + N - 1: val = median of the runs with a
+# figure, cell "median [min-max]" (just the figure when N is 1);
+# runs_seen: each run's figure, or what it was instead, in run order (a
+# latency of 1 ms or more marked '!')
+measure_runs() {
     local d=$1 k r vals=() m prog size n
-    IFS=: read -r prog size n <<<"$lat_case"
+    IFS=: read -r prog size n <<<"$2"
     runs_seen=
-    for r in $(seq "$runs"); do
-        k=$(( ${#bw_cases[@]} + r ))
+    for r in $(seq "$4"); do
+        k=$(( $3 + r - 1 ))
         measure "$d" "$k" "$prog" "$size" "$n"
         if [ -n "$val" ]; then
             vals+=("$val")
             runs_seen+=" $val"
-            if awk -v v="$val" 'BEGIN { exit !(v >= 1000) }'; then runs_seen+="!"; fi
+            case $prog in *_lat)
+                if awk -v v="$val" 'BEGIN { exit !(v >= 1000) }'; then runs_seen+="!"; fi ;;
+            esac
         else
             notes+=("$d $prog $(human "$size") run $r: $note")
             runs_seen+=" ${cell// /_}"
@@ -299,14 +331,37 @@ measure_lat() {
     done
     val='' note='' cell=''
     if [ ${#vals[@]} = 0 ]; then
-        cell="FAIL (0 of $runs)"
+        cell="FAIL (0 of $4)"
         return
     fi
     m=$(printf '%s\n' "${vals[@]}" | sort -g | awk '{ v[NR] = $1 }
         END { printf "%s %s %s", (NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2), v[1], v[NR] }')
     val=${m%% *}
-    cell="$val [$(echo "${m#* }" | tr ' ' -)]"
-    [ ${#vals[@]} = "$runs" ] || cell="$cell ${#vals[@]}/$runs"
+    if [ "$4" = 1 ]; then cell=$val; else cell="$val [$(echo "${m#* }" | tr ' ' -)]"; fi
+    [ ${#vals[@]} = "$4" ] || cell="$cell ${#vals[@]}/$4"
+}
+# cpu_row DEV CASE FIRST-K N: where the host's CPU went in those runs
+# (g2g-cpu.py's lines for their sections), in CPU ms per MiB moved: A's
+# main thread, A's vCPUs, B's main thread, B's vCPUs, the QEMUs' other
+# threads, the rest of the host; then the wall seconds of the runs (client
+# start to end).  "-" when no run was counted.
+cpu_row() {
+    local prog size n names=" " r
+    IFS=: read -r prog size n <<<"$2"
+    for r in $(seq "$4"); do names+="$prog@$(( $3 + r - 1 )).ipv4 "; done
+    awk -v names="$names" -v mib="$(awk -v s="$size" -v n="$n" 'BEGIN { print s * n / 1048576 }')" '
+        index(names, " " $1 " ") {
+            for (i = 2; i <= NF; i++) { split($i, kv, "="); v[kv[1]] += kv[2] }
+            runs++
+        }
+        END {
+            if (!runs) { print "- - - - - - -"; exit }
+            q = v["a.main"] + v["a.vcpu"] + v["a.other"] + v["b.main"] + v["b.vcpu"] + v["b.other"]
+            rest = v["host.busy"] - q; if (rest < 0) rest = 0
+            f = 1000 / (mib * runs)
+            printf "%.2f %.2f %.2f %.2f %.2f %.2f %.1f\n", v["a.main"] * f, v["a.vcpu"] * f,
+                v["b.main"] * f, v["b.vcpu"] * f, (v["a.other"] + v["b.other"]) * f, rest * f, v["secs"] / runs
+        }' "$out/g2g-$1.cpu" 2>/dev/null || echo "- - - - - - -"
 }
 ratio() {   # ratio A B: A/B as "Nx", or "-"
     if [ -n "$1" ] && [ -n "$2" ]; then
@@ -327,21 +382,26 @@ echo "host: $(grep -m1 '^model name' /proc/cpuinfo | sed 's/.*: //'), $(nproc) c
 echo "link: vmxnet3 <-> -netdev dgram on 127.0.0.1 <-> vmxnet3 (MTU 1500: RoCE v2 path MTU 1024); GIDs of the IPv4 addresses"
 echo "perftest $(dpkg-query -W -f='${Version}' perftest 2>/dev/null), RC, -F; server in guest B, client in guest A, the same device in both"
 echo "pvrdma: -device pvrdma in both guests; rxe: rdma_rxe rxe0 on each guest's vmxnet3 (vmw_pvrdma unloaded)"
-echo "bandwidth: client's 'BW average' in MiB/s of payload (perftest's MB = 2^20 B), higher is better;"
+if [ "$bw_runs" = 1 ]; then
+    echo "bandwidth: client's 'BW average' in MiB/s of payload (perftest's MB = 2^20 B), one run, higher is better;"
+else
+    echo "bandwidth: client's 'BW average' in MiB/s of payload (perftest's MB = 2^20 B), the median of $bw_runs runs [lowest-highest], higher is better;"
+fi
 echo "latency: client's t_typical in usec, the median of $runs runs [lowest-highest], lower is better;"
 echo "link: what -netdev dgram carries between two QEMUs, MiB/s of ${frame}-byte frames (below)"
 echo
 fmt='%-12s %-7s %7s  %-27s %-27s %-10s %-11s %s\n'
 printf "$fmt" test size iters pvrdma rxe pvrdma/rxe pvrdma/link goal
-k=0
+k=1
 pv1m=
+bw_seen=()
 for c in "${bw_cases[@]}"; do
-    k=$((k + 1))
     IFS=: read -r prog size n <<<"$c"
-    measure pvrdma $k "$prog" "$size" "$n"; pv=$val pvcell=$cell
-    [ -z "$note" ] || notes+=("pvrdma $prog $(human "$size"): $note")
-    measure rxe $k "$prog" "$size" "$n"; rx=$val rxcell=$cell
-    [ -z "$note" ] || notes+=("rxe $prog $(human "$size"): $note")
+    measure_runs pvrdma "$c" $k "$bw_runs"; pv=$val pvcell=$cell
+    bw_seen+=("$prog $(human "$size"), BW average of each run in run order (MiB/s): pvrdma$runs_seen;")
+    measure_runs rxe "$c" $k "$bw_runs"; rx=$val rxcell=$cell
+    bw_seen[-1]+=" rxe$runs_seen"
+    k=$((k + bw_runs))
     g=$(goal 'a >= 10 * b' "$pv" "$rx" '>= 10x rxe')
     if [ "$size" = 1048576 ]; then
         pv1m=$pv rx1m=$rx
@@ -352,18 +412,45 @@ for c in "${bw_cases[@]}"; do
     printf "$fmt" "$prog" "$(human "$size")" "$n" "$pvcell" "$rxcell" "$(ratio "$pv" "$rx")" "$lr" "$g"
 done
 IFS=: read -r prog size n <<<"$lat_case"
-measure_lat pvrdma; pv=$val pvcell=$cell pvruns=$runs_seen
-measure_lat rxe; rx=$val rxcell=$cell rxruns=$runs_seen
+measure_runs pvrdma "$lat_case" $k "$runs"; pv=$val pvcell=$cell pvruns=$runs_seen
+measure_runs rxe "$lat_case" $k "$runs"; rx=$val rxcell=$cell rxruns=$runs_seen
 printf "$fmt" "$prog" "$(human "$size")" "${n}x$runs" "$pvcell" "$rxcell" "$(ratio "$pv" "$rx")" - \
     "$(goal 'a <= 0.5 * b' "$pv" "$rx" '<= 0.5x rxe')"
 printf "$fmt" "link" "${frame} B" - "${ceil:-FAIL}" - - - "(two QEMUs; MiB/s of frames)"
 echo
+[ "$bw_runs" = 1 ] || printf '%s\n' "${bw_seen[@]}"
 echo "$prog $(human "$size"), t_typical of each run in run order (usec): pvrdma$pvruns; rxe$rxruns"
 case "$pvruns$rxruns" in *!*)
     echo "  '!': >= 1 ms: most iterations of that run took that long, the order of a scheduler time slice (4 vCPUs,"
     echo "  2 of them busy-polling, and the QEMUs' other threads on $(nproc) host cores); which thread waited is not"
     echo "  established here.  The median keeps such runs out only while they are fewer than half" ;;
 esac
+echo
+echo "where the host's CPU went in the bandwidth runs (tests/bench/g2g-cpu.py): CPU ms per MiB moved, each client's start"
+echo "to its end (start-up included), all runs of a case together:"
+cfmt='  %-12s %-7s %-7s %7s %8s %7s %8s %13s %13s %6s\n'
+printf "$cfmt" test size dev "A main" "A vCPUs" "B main" "B vCPUs" "QEMUs' other" "rest of host" "s/run"
+k=1
+for c in "${bw_cases[@]}"; do
+    IFS=: read -r prog size n <<<"$c"
+    for d in pvrdma rxe; do
+        # shellcheck disable=SC2046   # the row's seven fields
+        printf "$cfmt" "$prog" "$(human "$size")" "$d" $(cpu_row "$d" "$c" $k "$bw_runs")
+        [ $d = pvrdma ] || continue
+        read -r am _ bm _ <<<"$(cpu_row "$d" "$c" $k "$bw_runs")"
+        pv_caps+=("$(human "$size"): $(awk -v a="$am" -v b="$bm" -v n="$(nproc)" 'BEGIN {
+            if (a + 0 <= 0 || b + 0 <= 0) { print "n/a"; exit }
+            m = a > b ? a : b
+            printf "one core for the busier main thread: %.0f MiB/s; the two main threads on %d cores: %.0f MiB/s", 1000 / m, n, n * 1000 / (a + b) }')")
+    done
+    k=$((k + bw_runs))
+done
+echo "  main: the QEMU's main thread: -netdev dgram's system calls (a sendto() per frame sent, a poll() and a"
+echo "  recv() per frame received) and, with pvrdma, the device's engine (ICRC, copies to and from guest memory);"
+echo "  vCPUs: the guest: with rxe all of its RoCE work; perftest's client spins on its CQ while it waits, so"
+echo "  A's vCPU time grows with any wait.  pvrdma at these rates if only its main threads' CPU limited it (an"
+echo "  upper bound from the figures above):"
+printf '    %s\n' "${pv_caps[@]}"
 echo
 echo "the link's ceiling (tests/bench/dgram-ceiling.c, ${frame}-byte frames, at most $window in flight, $ceil_secs s each):"
 if [ -n "$ceil" ]; then
