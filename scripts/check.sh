@@ -14,7 +14,9 @@
 # the data-path programs between the two devices over RoCE v2,
 # tests/guest/two-guests.sh), interop (the same with Linux rxe in the other
 # guest: pvrdma as client, lane "interop-client", and as server, lane
-# "interop-server"), lossy (the RC programs of those pairs through a relay
+# "interop-server"), jumbo (both guests' vmxnet3 at MTU 9000, so RoCE's
+# path MTU is 4096: pvrdma to pvrdma, and with rxe both ways, lanes
+# "jumbo-pvrdma", "jumbo-client", "jumbo-server"), lossy (the RC programs of those pairs through a relay
 # that drops 3%, duplicates, reorders and delays 2% of the RoCE frames:
 # pvrdma to pvrdma, with rxe both ways, and rxe to rxe, lanes
 # "lossy-pvrdma", "lossy-client", "lossy-server", "lossy-rxe"),
@@ -43,7 +45,7 @@ top=$(cd "$1" && pwd)
 build=$(cd "$2" && pwd)
 shift 2
 lanes=("$@")
-[ ${#lanes[@]} -gt 0 ] || lanes=(abi unit qtest qtest-asan fuzz mux-fuzz install libvirt patches guest guest-6.12 guest-driver guest-migration two-guests interop lossy peer-migration rxe)
+[ ${#lanes[@]} -gt 0 ] || lanes=(abi unit qtest qtest-asan fuzz mux-fuzz install libvirt patches guest guest-6.12 guest-driver guest-migration two-guests interop jumbo lossy peer-migration rxe)
 
 total_pass=0
 total_fail=0
@@ -223,6 +225,19 @@ for lane in "${lanes[@]}"; do
                 sed "s/^two-guests: /interop-$side: /" |
                 tee "$logdir/interop-$side.log" | grep -E '^(not )?ok|^  #'
             count "interop-$side" "$logdir/interop-$side.log"
+        done
+        ;;
+    jumbo)
+        echo "== jumbo: vmxnet3 MTU 9000, RoCE v2 path MTU 4096, pvrdma with pvrdma and with rxe"
+        for pair in "pvrdma pvrdma pvrdma" "client pvrdma rxe" "server rxe pvrdma"; do
+            read -r name cdev sdev <<<"$pair"
+            bash "$top/tests/guest/two-guests.sh" --no-build --mtu 9000 \
+                --client-dev "$cdev" --server-dev "$sdev" \
+                --programs ib_write_bw,ib_read_bw,ib_send_bw,ib_atomic_bw,ibv_ud_pingpong,rping \
+                --log-dir "$build/two-guests/jumbo-$cdev-$sdev" 2>&1 |
+                sed "s/^two-guests: /jumbo-$name: /" |
+                tee "$logdir/jumbo-$name.log" | grep -E '^(not )?ok|^  #'
+            count "jumbo-$name" "$logdir/jumbo-$name.log"
         done
         ;;
     lossy)

@@ -44,6 +44,10 @@
 #   --args 'ARGS'     more arguments for every program on both sides (no
 #                     commas; not -s or -n: use --size, --iters)
 #   --timeout SEC     deadline of each side of each pair (default 60)
+#   --mtu N           MTU of both guests' vmxnet3 interfaces (default
+#                     1500, RoCE path MTU 1024; 9000: path MTU 4096, which
+#                     perftest takes from the port; the ping-pongs keep
+#                     their -m default of 1024)
 #   --log-dir DIR     logs (default build/two-guests): a.log, b.log (the
 #                     consoles), joined-<gids>.log (both sides of each pair,
 #                     as check.sh judges them), *.err, a.pid and b.pid
@@ -110,6 +114,7 @@ info=0
 kappend=
 lossy=
 mig_rounds=0
+mtu=
 while [ $# -gt 0 ]; do
     case $1 in
         --server-dev) server_dev=$2; shift 2 ;;
@@ -120,6 +125,7 @@ while [ $# -gt 0 ]; do
         --size) size=$2; shift 2 ;;
         --args) args=$2; shift 2 ;;
         --timeout) dp_timeout=$2; shift 2 ;;
+        --mtu) mtu=$2; shift 2 ;;
         --log-dir) logdir=$2; shift 2 ;;
         --pcap) pcap=$2; shift 2 ;;
         --no-build) build=0; shift ;;
@@ -131,6 +137,11 @@ while [ $# -gt 0 ]; do
         *) die "unknown option $1 (see --help)" ;;
     esac
 done
+case $mtu in
+    '') ;;
+    *[!0-9]*) die "--mtu wants a number (68 to 9000), not '$mtu'" ;;
+    *) [ "$mtu" -ge 68 ] && [ "$mtu" -le 9000 ] || die "--mtu wants 68 to 9000 (vmxnet3's range), not $mtu" ;;
+esac
 for d in "$server_dev" "$client_dev"; do
     case $d in rxe|pvrdma) ;; *) die "a device is rxe or pvrdma, not '$d'" ;; esac
 done
@@ -235,6 +246,7 @@ guest_args() {
     append="no_timer_check pvrdma.ip=$ip/24 pvrdma.peer=$peer pvrdma.peer6=$peer6 pvrdma.role=$role"
     append+=" pvrdma.two=$scen_list pvrdma.gids=$gids pvrdma.timeout=$dp_timeout pvrdma.iters=$iters"
     [ -z "$size" ] || append+=" pvrdma.size=$size"
+    [ -z "$mtu" ] || append+=" pvrdma.mtu=$mtu"
     [ -z "$args" ] || append+=" pvrdma.args=$(echo "$args" | tr -s ' ' ',' | sed 's/^,//; s/,$//')"
     [ "$dev" = pvrdma ] || append+=" pvrdma.ibdev=rxe0"
     [ -z "$kappend" ] || append+=" $kappend"
@@ -467,6 +479,25 @@ for fam in $(echo "$gids" | tr ',' ' '); do
         judge "$one" "${s//_/-}" "${s//_/-}@$k (${e_size:+-s $e_size }-n $e_iters)"
     done
 done
+
+# --mtu: perftest takes the port's active MTU, which both devices derive
+# from the interface's MTU as Linux does: the largest IB MTU (256 to 4096)
+# that fits it with the largest headers (IPv6 40, UDP 8, BTH 12, 4,
+# AtomicETH 28, ICRC 4: 96 bytes).  Every client's "Mtu : N[B]" must say so.
+if [ -n "$mtu" ]; then
+    want=256
+    while [ $want -lt 4096 ] && [ $((want * 2)) -le $((mtu - 96)) ]; do want=$((want * 2)); done
+    seen=$(cat "$logdir"/joined-*.log 2>/dev/null | awk '/^--- client \(exit / { on = 1; next }
+        /^--- / { on = 0 } on && $1 == "Mtu" { sub(/^.*: */, ""); print }' | sort | uniq -c | sed 's/^ *//')
+    if [ -z "$seen" ]; then
+        note "path MTU: no perftest client printed one"
+    elif [ "$seen" = "$(echo "$seen" | awk '{ print $1 }' | head -1) ${want}[B]" ]; then
+        tap_result OK "path MTU $want at MTU $mtu: every perftest client's Mtu line ($seen)"
+    else
+        echo "perftest clients' Mtu lines (count value): $seen; want ${want}[B] only" >"$logdir/evidence-mtu.txt"
+        tap_result FAIL "path MTU $want at MTU $mtu" "$logdir/evidence-mtu.txt"
+    fi
+fi
 
 if [ $relay = 1 ]; then
     kill -TERM "$relay_pid" 2>/dev/null
