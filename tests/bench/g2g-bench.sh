@@ -19,6 +19,10 @@
 # once with pvrdma in both guests (-device pvrdma: the soft backend's RoCE
 # v2 on the vmxnet3's netdev) and once with Linux Soft-RoCE in both
 # (rdma_rxe, rxe0 on each guest's vmxnet3 interface, vmw_pvrdma unloaded).
+# Then the same two with both guests' vmxnet3 at MTU 9000 (two-guests.sh
+# --mtu 9000: path MTU 4096, a quarter of the frames for the same bytes),
+# bandwidth only: ib_write_bw 64 KiB x 8000 and 1 MiB x 500, three runs
+# each.
 # Figures are the client's: "BW average" (perftest's MB = 2^20 B, so
 # MiB/s of message payload), t_typical in usec.
 #
@@ -26,16 +30,18 @@
 # between two QEMU processes on this machine, for frames of the size the
 # devices send (1082 bytes: a RoCE v2 RDMA WRITE middle packet, Ethernet
 # 14 + IPv4 20 + UDP 8 + BTH 12 + 1024 payload + ICRC 4; the first packet
-# of a message is 1098 with its RETH, ACKs are 62).  Measured before the
-# guests boot, with tests/bench/dgram-ceiling.c (compiled now):
+# of a message is 1098 with its RETH, ACKs are 62), and at MTU 9000 4154
+# bytes (4096 payload).  Measured before the guests boot, with
+# tests/bench/dgram-ceiling.c (compiled now), for each size:
 #   two QEMUs  the ceiling in the table.  QEMU A and QEMU B run with no
 #              guest (-M none), joined by -netdev dgram exactly as the
 #              guests are; the host tool sends frames into a second dgram
 #              netdev of QEMU A, which a hub forwards onto the link, and
 #              QEMU B forwards what it gets from the link through a hub
 #              and a third dgram netdev back to the host tool, which counts
-#              them (sequence numbers, at most 64 frames in flight so that
-#              no socket buffer overflows, lost frames counted).  Each QEMU
+#              them (sequence numbers, at most 64 KiB of frames in flight
+#              as the device keeps, so that no socket buffer overflows,
+#              lost frames counted).  Each QEMU
 #              thus does one recv() and one sendto() per frame in its main
 #              loop, where on the guests' link A only sends and B only
 #              receives: the figure is on the low side of what the netdev
@@ -122,27 +128,33 @@ out=$(cd "$out" && pwd)
 
 say() { printf '[g2g-bench] %s\n' "$*" >&2; }
 
-# The cases: program:size:iterations (the latency case once per run).
-frame=1082
-window=64
+# The cases: program:size:iterations (the latency case once per run), at
+# MTU 1500 (frames of 1082 bytes) and, bandwidth only, at MTU 9000 (4154).
+# Each pvrdma bandwidth run moves about 1 s worth; two-guests.sh allows at
+# most 39 entries.
+frames=(1082 4154)
 ceil_secs=5
-# (each pvrdma bandwidth run moves about 1 s worth; two-guests.sh allows
-# at most 39 entries)
 bw_cases=(ib_write_bw:65536:2000 ib_write_bw:1048576:200)
+jumbo_cases=(ib_write_bw:65536:8000 ib_write_bw:1048576:500)
 lat_case=ib_send_lat:8:1000
 if [ $quick = 1 ]; then
     bw_cases=(ib_write_bw:65536:200 ib_write_bw:1048576:20)
+    jumbo_cases=(ib_write_bw:65536:800 ib_write_bw:1048576:50)
     lat_case=ib_send_lat:8:100
     ceil_secs=2
 fi
 [ $(( ${#bw_cases[@]} * bw_runs + runs )) -le 39 ] ||
     { echo "g2g-bench.sh: $((${#bw_cases[@]} * bw_runs)) bandwidth and $runs latency runs: at most 39 in all" >&2; exit 2; }
-entries=()
-for c in "${bw_cases[@]}"; do
-    for _ in $(seq "$bw_runs"); do entries+=("$c"); done
-done
-for _ in $(seq "$runs"); do entries+=("$lat_case"); done
-programs=$(IFS=,; echo "${entries[*]}")
+# entry_list CASE-ARRAY-NAME [LATENCY-RUNS]: two-guests.sh's --programs
+entry_list() {
+    local -n cases=$1
+    local c entries=()
+    for c in "${cases[@]}"; do
+        for _ in $(seq "$bw_runs"); do entries+=("$c"); done
+    done
+    for _ in $(seq "${2:-0}"); do entries+=("$lat_case"); done
+    (IFS=,; echo "${entries[*]}")
+}
 
 # Host CPU used by other processes during a measurement (as run-bench.sh):
 # all busy time (/proc/stat) minus what this script's children used, and
@@ -194,60 +206,69 @@ free_udp_ports() {
 # key FILE KEY: a value of dgram-ceiling's output
 key() { awk -v k="$2" '$1 == k { print $2; exit }' "$1" 2>/dev/null; }
 
-say "link ceiling without QEMU: ${frame}-byte datagrams over 127.0.0.1, one per call, $ceil_secs s"
-direct=$out/g2g-ceiling-direct.txt
-load_begin
-"$out/dgram-ceiling" direct $frame $ceil_secs $window >"$direct" 2>"$direct.err"
-direct_rc=$?
-load_end
-direct_other=$other
+# Per frame size: at most a 64 KiB window of them in flight, as the
+# device keeps (64 frames of 1082 bytes, 16 of 4154).
+declare -A c_ceil c_direct c_why c_chain_other c_direct_other c_direct_rc
+for frame in "${frames[@]}"; do
+    window=$((65536 / (frame - 58)))
+    chain_other=
+    say "link ceiling without QEMU: ${frame}-byte datagrams over 127.0.0.1, one per call, $ceil_secs s"
+    direct=$out/g2g-ceiling-direct-$frame.txt
+    load_begin
+    "$out/dgram-ceiling" direct $frame $ceil_secs $window >"$direct" 2>"$direct.err"
+    direct_rc=$?
+    load_end
+    direct_other=$other
 
-say "link ceiling through two QEMUs (-M none, -netdev dgram between them), $ceil_secs s"
-chain=$out/g2g-ceiling-qemu.txt
-: >"$chain"
-chain_why=
-p_src="" p_a="" p_b="" p_sink="" p_in="" p_none=""
-if free_udp_ports p_src p_a p_b p_sink p_in p_none; then
-    dg() {   # dg ID LOCAL-PORT REMOTE-PORT: a -netdev dgram on 127.0.0.1
-        echo "dgram,id=$1,local.type=inet,local.host=127.0.0.1,local.port=$2,remote.type=inet,remote.host=127.0.0.1,remote.port=$3"
-    }
-    # A: src (from the tool) -> hub -> link (to B)
-    "$qemu" -M none -nodefaults -display none \
-        -netdev "$(dg src "$p_src" "$p_none")" -netdev hubport,id=h0,hubid=0,netdev=src \
-        -netdev "$(dg link "$p_a" "$p_b")" -netdev hubport,id=h1,hubid=0,netdev=link \
-        >"$out/g2g-ceiling-qemu-a.log" 2>&1 </dev/null &
-    qa=$!
-    # B: link (from A) -> hub -> sink (to the tool)
-    "$qemu" -M none -nodefaults -display none \
-        -netdev "$(dg link "$p_b" "$p_a")" -netdev hubport,id=h0,hubid=0,netdev=link \
-        -netdev "$(dg sink "$p_sink" "$p_in")" -netdev hubport,id=h1,hubid=0,netdev=sink \
-        >"$out/g2g-ceiling-qemu-b.log" 2>&1 </dev/null &
-    qb=$!
-    for _ in $(seq 50); do
-        [ "$(ss -Hlun "( sport = :$p_src or sport = :$p_b )" 2>/dev/null | wc -l)" = 2 ] && break
-        { kill -0 $qa && kill -0 $qb; } 2>/dev/null || break
-        sleep 0.2
-    done
-    if kill -0 $qa 2>/dev/null && kill -0 $qb 2>/dev/null; then
-        load_begin
-        q0=$(( $(ticks $qa) + $(ticks $qb) ))
-        "$out/dgram-ceiling" chain $frame $ceil_secs $window "$p_src" "$p_in" >"$chain" 2>"$chain.err" ||
-            chain_why="dgram-ceiling: $(tail -1 "$chain.err")"
-        excl=$(( $(ticks $qa) + $(ticks $qb) - q0 ))
-        load_end
-        chain_other=$other
+    say "link ceiling through two QEMUs (-M none, -netdev dgram between them), $ceil_secs s"
+    chain=$out/g2g-ceiling-qemu-$frame.txt
+    : >"$chain"
+    chain_why=
+    p_src="" p_a="" p_b="" p_sink="" p_in="" p_none=""
+    if free_udp_ports p_src p_a p_b p_sink p_in p_none; then
+        dg() {   # dg ID LOCAL-PORT REMOTE-PORT: a -netdev dgram on 127.0.0.1
+            echo "dgram,id=$1,local.type=inet,local.host=127.0.0.1,local.port=$2,remote.type=inet,remote.host=127.0.0.1,remote.port=$3"
+        }
+        # A: src (from the tool) -> hub -> link (to B)
+        "$qemu" -M none -nodefaults -display none \
+            -netdev "$(dg src "$p_src" "$p_none")" -netdev hubport,id=h0,hubid=0,netdev=src \
+            -netdev "$(dg link "$p_a" "$p_b")" -netdev hubport,id=h1,hubid=0,netdev=link \
+            >"$out/g2g-ceiling-qemu-$frame-a.log" 2>&1 </dev/null &
+        qa=$!
+        # B: link (from A) -> hub -> sink (to the tool)
+        "$qemu" -M none -nodefaults -display none \
+            -netdev "$(dg link "$p_b" "$p_a")" -netdev hubport,id=h0,hubid=0,netdev=link \
+            -netdev "$(dg sink "$p_sink" "$p_in")" -netdev hubport,id=h1,hubid=0,netdev=sink \
+            >"$out/g2g-ceiling-qemu-$frame-b.log" 2>&1 </dev/null &
+        qb=$!
+        for _ in $(seq 50); do
+            [ "$(ss -Hlun "( sport = :$p_src or sport = :$p_b )" 2>/dev/null | wc -l)" = 2 ] && break
+            { kill -0 $qa && kill -0 $qb; } 2>/dev/null || break
+            sleep 0.2
+        done
+        if kill -0 $qa 2>/dev/null && kill -0 $qb 2>/dev/null; then
+            load_begin
+            q0=$(( $(ticks $qa) + $(ticks $qb) ))
+            "$out/dgram-ceiling" chain $frame $ceil_secs $window "$p_src" "$p_in" >"$chain" 2>"$chain.err" ||
+                chain_why="dgram-ceiling: $(tail -1 "$chain.err")"
+            excl=$(( $(ticks $qa) + $(ticks $qb) - q0 ))
+            load_end
+            chain_other=$other
+        else
+            chain_why="a QEMU did not start: $(cat "$out/g2g-ceiling-qemu-$frame-a.log" "$out/g2g-ceiling-qemu-$frame-b.log" | grep -v 'hub 0 with no nics' | head -2 | tr '\n' ' ')"
+        fi
+        kill $qa $qb 2>/dev/null
+        wait $qa $qb 2>/dev/null
     else
-        chain_why="a QEMU did not start: $(cat "$out/g2g-ceiling-qemu-a.log" "$out/g2g-ceiling-qemu-b.log" | grep -v 'hub 0 with no nics' | head -2 | tr '\n' ' ')"
+        chain_why="no free UDP ports on 127.0.0.1"
     fi
-    kill $qa $qb 2>/dev/null
-    wait $qa $qb 2>/dev/null
-else
-    chain_why="no free UDP ports on 127.0.0.1"
-fi
-ceil=$(key "$chain" mibps)
-[ -n "$ceil" ] || [ -n "$chain_why" ] || chain_why="no figure from dgram-ceiling"
-ceil_direct=$(key "$direct" mibps)
-say "link ceiling: two QEMUs ${ceil:-FAIL ($chain_why)} MiB/s; no QEMU ${ceil_direct:-FAIL} MiB/s"
+    ceil=$(key "$chain" mibps)
+    [ -n "$ceil" ] || [ -n "$chain_why" ] || chain_why="no figure from dgram-ceiling"
+    ceil_direct=$(key "$direct" mibps)
+    say "link ceiling, $frame-byte frames: two QEMUs ${ceil:-FAIL ($chain_why)} MiB/s; no QEMU ${ceil_direct:-FAIL} MiB/s"
+    c_ceil[$frame]=$ceil c_direct[$frame]=$ceil_direct c_why[$frame]=$chain_why
+    c_chain_other[$frame]=${chain_other:-?} c_direct_other[$frame]=$direct_other c_direct_rc[$frame]=$direct_rc
+done
 
 # --- the guests -----------------------------------------------------------------
 if [ $build = 1 ]; then
@@ -255,17 +276,26 @@ if [ $build = 1 ]; then
     "$top/tests/guest/build-guest.sh" "$guest_dir" >"$out/g2g-build-guest.out" 2>&1 ||
         say "warning: build-guest.sh failed (see $out/g2g-build-guest.out); using the guest as it is"
 fi
+# A boot pair per run R: pvrdma and rxe at MTU 1500 (the bandwidth and
+# latency cases), pvrdma-9000 and rxe-9000 at MTU 9000 (the jumbo cases);
+# logs in $out/g2g-R.
 declare -A tap_pass tap_fail dev_other dev_secs
-for d in pvrdma rxe; do
-    say "booting two guests on $d (client A $d, server B $d): ${programs//,/ }; deadline $deadline s; logs $out/g2g-$d"
+for d in pvrdma rxe pvrdma-9000 rxe-9000; do
+    dev=${d%-9000} mtu=1500
+    if [ "$d" = "$dev" ]; then
+        programs=$(entry_list bw_cases "$runs")
+    else
+        mtu=9000 programs=$(entry_list jumbo_cases)
+    fi
+    say "booting two guests on $dev at MTU $mtu (client A, server B): ${programs//,/ }; deadline $deadline s; logs $out/g2g-$d"
     rm -rf "$out/g2g-$d" "$out/g2g-$d.cpu"
     mkdir -p "$out/g2g-$d"
     start=$(date +%s)
     load_begin
     python3 "$here/g2g-cpu.py" "$out/g2g-$d" "$out/g2g-$d.cpu" 2>"$out/g2g-$d.cpu.err" &
     cpu_pid=$!
-    "$top/tests/guest/two-guests.sh" --no-build --client-dev $d --server-dev $d --gids ipv4 \
-        --programs "$programs" --timeout "$deadline" --log-dir "$out/g2g-$d" \
+    "$top/tests/guest/two-guests.sh" --no-build --client-dev "$dev" --server-dev "$dev" --gids ipv4 \
+        --mtu $mtu --programs "$programs" --timeout "$deadline" --log-dir "$out/g2g-$d" \
         >"$out/g2g-$d.tap" 2>"$out/g2g-$d.err"
     # it ends with guest A's QEMU; not waited for longer than that
     for _ in $(seq 50); do kill -0 $cpu_pid 2>/dev/null || break; sleep 0.1; done
@@ -375,11 +405,54 @@ goal() {   # goal MET-CONDITION(awk, a b) A B TEXT
 }
 
 results=$out/g2g-results.txt
+# bw_rows RUN-SUFFIX FRAME CASE-ARRAY-NAME MTU: the table's rows of those
+# bandwidth cases (entries 1...); appends to bw_seen and at1m
+bw_rows() {
+    local sfx=$1 fr=$2 mtu=$4 c prog size n pv rx pvcell rxcell g lr k=1 cl=${c_ceil[$2]:-}
+    local -n cases=$3
+    for c in "${cases[@]}"; do
+        IFS=: read -r prog size n <<<"$c"
+        measure_runs "pvrdma$sfx" "$c" $k "$bw_runs"; pv=$val pvcell=$cell
+        bw_seen+=("$prog $(human "$size") at MTU $mtu, BW average of each run in run order (MiB/s): pvrdma$runs_seen;")
+        measure_runs "rxe$sfx" "$c" $k "$bw_runs"; rx=$val rxcell=$cell
+        bw_seen[-1]+=" rxe$runs_seen"
+        k=$((k + bw_runs))
+        g=$(goal 'a >= 10 * b' "$pv" "$rx" '>= 10x rxe')
+        if [ "$size" = 1048576 ]; then
+            at1m+=("$mtu $fr ${pv:--} ${rx:--}")
+            g="$g; $(goal 'a >= 0.5 * b' "$pv" "$cl" '>= 0.5x link')"
+        fi
+        lr=-
+        [ -z "$pv" ] || [ -z "$cl" ] || lr=$(awk -v a="$pv" -v b="$cl" 'BEGIN { printf "%.2f", a / b }')
+        printf "$fmt" "$prog" "$(human "$size")" "$mtu" "$n" "$pvcell" "$rxcell" "$(ratio "$pv" "$rx")" "$lr" "$g"
+    done
+}
+# cpu_rows RUN-SUFFIX CASE-ARRAY-NAME MTU: the CPU table's rows of those
+# cases; appends to pv_caps
+cpu_rows() {
+    local sfx=$1 mtu=$3 c prog size n d am bm k=1
+    local -n cases=$2
+    for c in "${cases[@]}"; do
+        IFS=: read -r prog size n <<<"$c"
+        for d in pvrdma rxe; do
+            # shellcheck disable=SC2046   # the row's seven fields
+            printf "$cfmt" "$prog" "$(human "$size")" "$mtu" "$d" $(cpu_row "$d$sfx" "$c" $k "$bw_runs")
+            [ $d = pvrdma ] || continue
+            read -r am _ bm _ <<<"$(cpu_row "$d$sfx" "$c" $k "$bw_runs")"
+            pv_caps+=("$(human "$size") at MTU $mtu: $(awk -v a="$am" -v b="$bm" -v n="$(nproc)" 'BEGIN {
+                if (a + 0 <= 0 || b + 0 <= 0) { print "n/a"; exit }
+                m = a > b ? a : b
+                printf "one core for the busier main thread: %.0f MiB/s; the two main threads on %d cores: %.0f MiB/s", 1000 / m, n, n * 1000 / (a + b) }')")
+        done
+        k=$((k + bw_runs))
+    done
+}
 {
 abi=$(cat "$guest_dir/abi" 2>/dev/null)
 echo "make bench, guest to guest: pvrdma vs Linux Soft-RoCE between two TCG guests on one -netdev dgram link, $(date -u '+%Y-%m-%d %H:%M UTC')"
 echo "host: $(grep -m1 '^model name' /proc/cpuinfo | sed 's/.*: //'), $(nproc) cores; guests: Debian $abi, -accel tcg -smp 2 -m 1G, one QEMU each"
-echo "link: vmxnet3 <-> -netdev dgram on 127.0.0.1 <-> vmxnet3 (MTU 1500: RoCE v2 path MTU 1024); GIDs of the IPv4 addresses"
+echo "link: vmxnet3 <-> -netdev dgram on 127.0.0.1 <-> vmxnet3, MTU 1500 (RoCE v2 path MTU 1024, frames of 1082 bytes)"
+echo "  or 9000 in both guests (path MTU 4096, 4154 bytes); GIDs of the IPv4 addresses"
 echo "perftest $(dpkg-query -W -f='${Version}' perftest 2>/dev/null), RC, -F; server in guest B, client in guest A, the same device in both"
 echo "pvrdma: -device pvrdma in both guests; rxe: rdma_rxe rxe0 on each guest's vmxnet3 (vmw_pvrdma unloaded)"
 if [ "$bw_runs" = 1 ]; then
@@ -388,35 +461,22 @@ else
     echo "bandwidth: client's 'BW average' in MiB/s of payload (perftest's MB = 2^20 B), the median of $bw_runs runs [lowest-highest], higher is better;"
 fi
 echo "latency: client's t_typical in usec, the median of $runs runs [lowest-highest], lower is better;"
-echo "link: what -netdev dgram carries between two QEMUs, MiB/s of ${frame}-byte frames (below)"
+echo "link: what -netdev dgram carries between two QEMUs, MiB/s of frames of the path MTU (below)"
 echo
-fmt='%-12s %-7s %7s  %-27s %-27s %-10s %-11s %s\n'
-printf "$fmt" test size iters pvrdma rxe pvrdma/rxe pvrdma/link goal
-k=1
-pv1m=
-bw_seen=()
-for c in "${bw_cases[@]}"; do
-    IFS=: read -r prog size n <<<"$c"
-    measure_runs pvrdma "$c" $k "$bw_runs"; pv=$val pvcell=$cell
-    bw_seen+=("$prog $(human "$size"), BW average of each run in run order (MiB/s): pvrdma$runs_seen;")
-    measure_runs rxe "$c" $k "$bw_runs"; rx=$val rxcell=$cell
-    bw_seen[-1]+=" rxe$runs_seen"
-    k=$((k + bw_runs))
-    g=$(goal 'a >= 10 * b' "$pv" "$rx" '>= 10x rxe')
-    if [ "$size" = 1048576 ]; then
-        pv1m=$pv rx1m=$rx
-        g="$g; $(goal 'a >= 0.5 * b' "$pv" "$ceil" '>= 0.5x link')"
-    fi
-    lr=-
-    [ -z "$pv" ] || [ -z "$ceil" ] || lr=$(awk -v a="$pv" -v b="$ceil" 'BEGIN { printf "%.2f", a / b }')
-    printf "$fmt" "$prog" "$(human "$size")" "$n" "$pvcell" "$rxcell" "$(ratio "$pv" "$rx")" "$lr" "$g"
-done
+fmt='%-12s %-7s %5s %7s  %-27s %-27s %-10s %-11s %s\n'
+printf "$fmt" test size mtu iters pvrdma rxe pvrdma/rxe pvrdma/link goal
+bw_seen=() at1m=()
+bw_rows "" 1082 bw_cases 1500
+bw_rows -9000 4154 jumbo_cases 9000
 IFS=: read -r prog size n <<<"$lat_case"
+k=$(( ${#bw_cases[@]} * bw_runs + 1 ))
 measure_runs pvrdma "$lat_case" $k "$runs"; pv=$val pvcell=$cell pvruns=$runs_seen
 measure_runs rxe "$lat_case" $k "$runs"; rx=$val rxcell=$cell rxruns=$runs_seen
-printf "$fmt" "$prog" "$(human "$size")" "${n}x$runs" "$pvcell" "$rxcell" "$(ratio "$pv" "$rx")" - \
+printf "$fmt" "$prog" "$(human "$size")" 1500 "${n}x$runs" "$pvcell" "$rxcell" "$(ratio "$pv" "$rx")" - \
     "$(goal 'a <= 0.5 * b' "$pv" "$rx" '<= 0.5x rxe')"
-printf "$fmt" "link" "${frame} B" - "${ceil:-FAIL}" - - - "(two QEMUs; MiB/s of frames)"
+for fr in "${frames[@]}"; do
+    printf "$fmt" "link" "$fr B" "$([ "$fr" = 1082 ] && echo 1500 || echo 9000)" - "${c_ceil[$fr]:-FAIL}" - - - "(two QEMUs; MiB/s of frames)"
+done
 echo
 [ "$bw_runs" = 1 ] || printf '%s\n' "${bw_seen[@]}"
 echo "$prog $(human "$size"), t_typical of each run in run order (usec): pvrdma$pvruns; rxe$rxruns"
@@ -428,23 +488,10 @@ esac
 echo
 echo "where the host's CPU went in the bandwidth runs (tests/bench/g2g-cpu.py): CPU ms per MiB moved, each client's start"
 echo "to its end (start-up included), all runs of a case together:"
-cfmt='  %-12s %-7s %-7s %7s %8s %7s %8s %13s %13s %6s\n'
-printf "$cfmt" test size dev "A main" "A vCPUs" "B main" "B vCPUs" "QEMUs' other" "rest of host" "s/run"
-k=1
-for c in "${bw_cases[@]}"; do
-    IFS=: read -r prog size n <<<"$c"
-    for d in pvrdma rxe; do
-        # shellcheck disable=SC2046   # the row's seven fields
-        printf "$cfmt" "$prog" "$(human "$size")" "$d" $(cpu_row "$d" "$c" $k "$bw_runs")
-        [ $d = pvrdma ] || continue
-        read -r am _ bm _ <<<"$(cpu_row "$d" "$c" $k "$bw_runs")"
-        pv_caps+=("$(human "$size"): $(awk -v a="$am" -v b="$bm" -v n="$(nproc)" 'BEGIN {
-            if (a + 0 <= 0 || b + 0 <= 0) { print "n/a"; exit }
-            m = a > b ? a : b
-            printf "one core for the busier main thread: %.0f MiB/s; the two main threads on %d cores: %.0f MiB/s", 1000 / m, n, n * 1000 / (a + b) }')")
-    done
-    k=$((k + bw_runs))
-done
+cfmt='  %-12s %-7s %5s %-7s %7s %8s %7s %8s %13s %13s %6s\n'
+printf "$cfmt" test size mtu dev "A main" "A vCPUs" "B main" "B vCPUs" "QEMUs' other" "rest of host" "s/run"
+cpu_rows "" bw_cases 1500
+cpu_rows -9000 jumbo_cases 9000
 echo "  main: the QEMU's main thread: -netdev dgram's system calls (a sendto() per frame sent, a poll() and a"
 echo "  recv() per frame received) and, with pvrdma, the device's engine (ICRC, copies to and from guest memory);"
 echo "  vCPUs: the guest: with rxe all of its RoCE work; perftest's client spins on its CQ while it waits, so"
@@ -452,36 +499,46 @@ echo "  A's vCPU time grows with any wait.  pvrdma at these rates if only its ma
 echo "  upper bound from the figures above):"
 printf '    %s\n' "${pv_caps[@]}"
 echo
-echo "the link's ceiling (tests/bench/dgram-ceiling.c, ${frame}-byte frames, at most $window in flight, $ceil_secs s each):"
-if [ -n "$ceil" ]; then
-    echo "  two QEMUs, -netdev dgram between them, each forwarding through a hub to/from this host's tool"
-    echo "    (one recv() and one sendto() per frame in each QEMU): $ceil MiB/s, $(key "$chain" frames_per_sec) frames/s,"
-    echo "    $(key "$chain" frames_lost) lost, $(key "$chain" out_of_order) out of order; the ceiling used above"
-else
-    echo "  two QEMUs: FAIL: $chain_why"
-fi
-if [ -n "$ceil_direct" ]; then
-    echo "  no QEMU, two threads, one sendto() / one poll()+recv() per frame (the netdev's system calls alone):"
-    echo "    $ceil_direct MiB/s, $(key "$direct" frames_per_sec) frames/s, $(key "$direct" frames_lost) lost (an upper bound)"
-else
-    echo "  no QEMU: FAIL: $(tail -1 "$direct.err" 2>/dev/null) (exit $direct_rc)"
-fi
-for e in pvrdma:"$pv1m" rxe:"${rx1m:-}"; do
-    l=${e%%:*} v=${e#*:}
-    if [ -n "$v" ]; then
-        echo "  $l ib_write_bw 1 MiB: $(awk -v a="$v" -v b="${ceil:-0}" 'BEGIN { if (b > 0) printf "%.2f", a / b; else printf "n/a" }') of the two-QEMU ceiling, $(awk -v a="$v" -v b="${ceil_direct:-0}" 'BEGIN { if (b > 0) printf "%.2f", a / b; else printf "n/a" }') of the no-QEMU one (payload / frame bytes)"
+echo "the link's ceiling (tests/bench/dgram-ceiling.c, at most 64 KiB of frames in flight, $ceil_secs s each):"
+for fr in "${frames[@]}"; do
+    chain=$out/g2g-ceiling-qemu-$fr.txt direct=$out/g2g-ceiling-direct-$fr.txt
+    if [ -n "${c_ceil[$fr]}" ]; then
+        echo "  $fr-byte frames, two QEMUs, -netdev dgram between them, each forwarding through a hub to/from this"
+        echo "    host's tool (one recv() and one sendto() per frame in each QEMU): ${c_ceil[$fr]} MiB/s, $(key "$chain" frames_per_sec) frames/s,"
+        echo "    $(key "$chain" frames_lost) lost, $(key "$chain" out_of_order) out of order; the ceiling used above"
     else
-        echo "  $l ib_write_bw 1 MiB: no figure"
+        echo "  $fr-byte frames, two QEMUs: FAIL: ${c_why[$fr]}"
+    fi
+    if [ -n "${c_direct[$fr]}" ]; then
+        echo "  $fr-byte frames, no QEMU, two threads, one sendto() / one poll()+recv() per frame (the netdev's system"
+        echo "    calls alone): ${c_direct[$fr]} MiB/s, $(key "$direct" frames_per_sec) frames/s, $(key "$direct" frames_lost) lost (an upper bound)"
+    else
+        echo "  $fr-byte frames, no QEMU: FAIL: $(tail -1 "$direct.err" 2>/dev/null) (exit ${c_direct_rc[$fr]})"
     fi
 done
+for e in "${at1m[@]}"; do
+    read -r mtu fr pv rx <<<"$e"
+    for l in pvrdma rxe; do
+        if [ $l = pvrdma ]; then v=$pv; else v=$rx; fi
+        if [ "$v" != - ]; then
+            echo "  $l ib_write_bw 1 MiB at MTU $mtu: $(awk -v a="$v" -v b="${c_ceil[$fr]:-0}" 'BEGIN { if (b > 0) printf "%.2f", a / b; else printf "n/a" }') of the two-QEMU ceiling, $(awk -v a="$v" -v b="${c_direct[$fr]:-0}" 'BEGIN { if (b > 0) printf "%.2f", a / b; else printf "n/a" }') of the no-QEMU one (payload / frame bytes)"
+        else
+            echo "  $l ib_write_bw 1 MiB at MTU $mtu: no figure"
+        fi
+    done
+done
 echo
-echo "runs: two-guests.sh pvrdma ${tap_pass[pvrdma]} passed, ${tap_fail[pvrdma]} failed, ${dev_secs[pvrdma]} s;" \
-     "rxe ${tap_pass[rxe]} passed, ${tap_fail[rxe]} failed, ${dev_secs[rxe]} s (its verdicts: $out/g2g-<dev>.tap)"
+line="runs: two-guests.sh"
+for d in pvrdma rxe pvrdma-9000 rxe-9000; do
+    line+=" $d ${tap_pass[$d]} passed, ${tap_fail[$d]} failed, ${dev_secs[$d]} s;"
+done
+echo "${line%;} (their verdicts: $out/g2g-<run>.tap)"
 echo "contention (figures are only comparable on an idle host): other host processes used about"
-echo "  ${dev_other[pvrdma]}% (pvrdma boots) and ${dev_other[rxe]}% (rxe boots) of the host's $(nproc) cores, ${chain_other:-?}% and ${direct_other}%"
-echo "  during the two ceiling measurements (this script's own children excluded)"
+echo "  ${dev_other[pvrdma]}%, ${dev_other[rxe]}%, ${dev_other[pvrdma-9000]}% and ${dev_other[rxe-9000]}% of the host's $(nproc) cores in those runs,"
+echo "  ${c_chain_other[1082]}% and ${c_direct_other[1082]}% (1082-byte frames), ${c_chain_other[4154]}% and ${c_direct_other[4154]}% (4154)"
+echo "  during the ceiling measurements (two QEMUs, no QEMU; this script's own children excluded)"
 report_checks ""
 echo
-echo "logs: $out/g2g-pvrdma, $out/g2g-rxe (a.log, b.log: consoles; joined-ipv4.log), $out/g2g-ceiling-*.txt"
+echo "logs: $out/g2g-<run> (a.log, b.log: consoles; joined-ipv4.log; <run>: pvrdma, rxe, pvrdma-9000, rxe-9000), $out/g2g-ceiling-*.txt"
 } | tee "$results"
 exit 0
