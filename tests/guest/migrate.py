@@ -387,8 +387,9 @@ def main():
     shutil.rmtree(work, ignore_errors=True)
     os.makedirs(work)
     if a.log is None:
-        os.makedirs(os.path.join(a.guest_dir, "logs"), exist_ok=True)
         a.log = os.path.join(a.guest_dir, "logs", "migration.log")
+    # written at the end: a missing directory must not lose the run
+    os.makedirs(os.path.dirname(os.path.abspath(a.log)), exist_ok=True)
     ok = run_bench(a, work) if a.bench else run_lane(a, work)
     if ok and not a.keep:
         shutil.rmtree(work, ignore_errors=True)
