@@ -16,8 +16,9 @@
 # guest: pvrdma as client, lane "interop-client", and as server, lane
 # "interop-server"), jumbo (both guests' vmxnet3 at MTU 9000, so RoCE's
 # path MTU is 4096: pvrdma to pvrdma, and with rxe both ways, lanes
-# "jumbo-pvrdma", "jumbo-client", "jumbo-server"), lossy (the RC programs of those pairs through a relay
-# that drops 3%, duplicates, reorders and delays 2% of the RoCE frames:
+# "jumbo-pvrdma", "jumbo-client", "jumbo-server"), lossy (the RC programs
+# of those pairs through a relay that drops 3%, duplicates, reorders and
+# delays 2% of the RoCE frames:
 # pvrdma to pvrdma, with rxe both ways, and rxe to rxe, lanes
 # "lossy-pvrdma", "lossy-client", "lossy-server", "lossy-rxe"),
 # peer-migration (guest A, pvrdma, migrated to a new QEMU and back during

@@ -430,15 +430,16 @@ bw_rows() {
 # cpu_rows RUN-SUFFIX CASE-ARRAY-NAME MTU: the CPU table's rows of those
 # cases; appends to pv_caps
 cpu_rows() {
-    local sfx=$1 mtu=$3 c prog size n d am bm k=1
+    local sfx=$1 mtu=$3 c prog size n d row am bm k=1
     local -n cases=$2
     for c in "${cases[@]}"; do
         IFS=: read -r prog size n <<<"$c"
         for d in pvrdma rxe; do
-            # shellcheck disable=SC2046   # the row's seven fields
-            printf "$cfmt" "$prog" "$(human "$size")" "$mtu" "$d" $(cpu_row "$d$sfx" "$c" $k "$bw_runs")
+            row=$(cpu_row "$d$sfx" "$c" $k "$bw_runs")
+            # shellcheck disable=SC2086   # the row's seven fields
+            printf "$cfmt" "$prog" "$(human "$size")" "$mtu" "$d" $row
             [ $d = pvrdma ] || continue
-            read -r am _ bm _ <<<"$(cpu_row "$d$sfx" "$c" $k "$bw_runs")"
+            read -r am _ bm _ <<<"$row"
             pv_caps+=("$(human "$size") at MTU $mtu: $(awk -v a="$am" -v b="$bm" -v n="$(nproc)" 'BEGIN {
                 if (a + 0 <= 0 || b + 0 <= 0) { print "n/a"; exit }
                 m = a > b ? a : b

@@ -41,18 +41,22 @@ def wait_pid(path, end):
     return None
 
 
+def stat(path):
+    """(comm, fields after it) of a /proc stat file, or None if it is
+    gone (comm may hold spaces and parentheses: split at the last ')')."""
+    try:
+        with open(path) as f:
+            st = f.read()
+    except OSError:
+        return None
+    return st[st.index("(") + 1:st.rindex(")")], st[st.rindex(")") + 2:].split()
+
+
 def qemu_of_session(sid):
     """The PID of the qemu-system-* process in session @sid, or None."""
     for p in os.listdir("/proc"):
-        if not p.isdigit():
-            continue
-        try:
-            st = open("/proc/%s/stat" % p).read()
-        except OSError:
-            continue
-        comm = st[st.index("(") + 1:st.rindex(")")]
-        fields = st[st.rindex(")") + 2:].split()
-        if comm.startswith("qemu-system-") and int(fields[3]) == sid:
+        s = stat("/proc/%s/stat" % p) if p.isdigit() else None
+        if s and s[0].startswith("qemu-system-") and int(s[1][3]) == sid:
             return int(p)
     return None
 
@@ -65,12 +69,10 @@ def threads(pid):
     except OSError:
         return ticks
     for t in tids:
-        try:
-            st = open("/proc/%d/task/%s/stat" % (pid, t)).read()
-        except OSError:
+        s = stat("/proc/%d/task/%s/stat" % (pid, t))
+        if s is None:
             continue            # a thread that just ended
-        comm = st[st.index("(") + 1:st.rindex(")")]
-        fields = st[st.rindex(")") + 2:].split()
+        comm, fields = s
         n = int(fields[11]) + int(fields[12])
         if int(t) == pid:
             ticks["main"] += n
