@@ -458,6 +458,104 @@ static void test_icrc_seed(void)
     g_assert_cmphex(z, ==, ~ref_crc(RXE_ICRC_SEED, data, sizeof(data)));
 }
 
+/* @v's low @bits bits in reverse order. */
+static uint64_t reflect(uint64_t v, unsigned bits)
+{
+    uint64_t r = 0;
+
+    for (unsigned i = 0; i < bits; i++) {
+        r |= ((v >> i) & 1) << (bits - 1 - i);
+    }
+    return r;
+}
+
+/* x^n mod P(x), P of degree 32 (its x^32 term implied). */
+static uint32_t xn_mod_p(unsigned n)
+{
+    uint64_t r = 1;
+
+    for (unsigned i = 0; i < n; i++) {
+        r <<= 1;
+        if (r >> 32) {
+            r ^= (uint64_t)1 << 32 | CRC32_POLY;
+        }
+    }
+    return r;
+}
+
+/*
+ * The constants rdma_soft_crc.c folds with, derived here from the
+ * polynomial: powers of x modulo P, then P and the Barrett quotient
+ * floor(x^64 / P), bit-reflected as that code uses them.
+ */
+static void test_crc32_consts(void)
+{
+    static const unsigned powers[] = { 544, 480, 160, 96, 64 };
+    uint64_t p = (uint64_t)1 << 32 | CRC32_POLY;
+    __uint128_t rem = (__uint128_t)1 << 64;
+    uint64_t u = 0;
+    unsigned i;
+
+    if (!rdma_soft_crc_folds()) {
+        g_test_skip("this host has no carry-less multiplication");
+        return;
+    }
+    for (i = 0; i < G_N_ELEMENTS(powers); i++) {
+        g_assert_cmphex(rdma_soft_crc_fold_const(i), ==,
+                        reflect(xn_mod_p(powers[i]), 32) << 1);
+    }
+    g_assert_cmphex(rdma_soft_crc_fold_const(i++), ==, reflect(p, 33));
+    /* u = floor(x^64 / P): long division over GF(2), quotient bit by bit. */
+    for (int k = 32; k >= 0; k--) {
+        if ((rem >> (k + 32)) & 1) {
+            rem ^= (__uint128_t)p << k;
+            u |= (uint64_t)1 << k;
+        }
+    }
+    g_assert_cmphex(rdma_soft_crc_fold_const(i++), ==, reflect(u, 33));
+    g_assert_cmphex(rdma_soft_crc_fold_const(i), ==, 0);
+}
+
+/*
+ * rdma_soft_crc32() against zlib's crc32() for every length up to a
+ * jumbo frame's and every alignment of the buffer, from several starting
+ * values, and in two pieces split at every offset of a short buffer: the
+ * folding path (64 bytes and more) and its tail must agree with zlib bit
+ * for bit wherever they start and stop.
+ */
+static void test_crc32(void)
+{
+    static const uint32_t starts[] = { 0, ~RXE_ICRC_SEED, 0x12345678 };
+    size_t max = 9000 + 64;
+    g_autofree uint8_t *buf = g_malloc(max + 16);
+
+    g_test_message("carry-less folding on this host: %s",
+                   rdma_soft_crc_folds() ? "yes" : "no");
+    for (size_t i = 0; i < max + 16; i++) {
+        buf[i] = i * 131 + (i >> 8) * 7 + 3;
+    }
+    for (size_t len = 0; len <= max; len += len < 1100 ? 1 : 13) {
+        for (size_t off = 0; off < 16; off += len < 300 ? 1 : 5) {
+            for (size_t s = 0; s < G_N_ELEMENTS(starts); s++) {
+                uint32_t want = crc32(starts[s], buf + off, len);
+
+                if (rdma_soft_crc32(starts[s], buf + off, len) != want) {
+                    g_test_message("len %zu offset %zu start %#x", len, off,
+                                   starts[s]);
+                    g_assert_cmphex(rdma_soft_crc32(starts[s], buf + off,
+                                                    len), ==, want);
+                }
+            }
+        }
+    }
+    for (size_t cut = 0; cut <= 300; cut++) {
+        uint32_t want = crc32(0, buf, 300);
+        uint32_t c = rdma_soft_crc32(0, buf, cut);
+
+        g_assert_cmphex(rdma_soft_crc32(c, buf + cut, 300 - cut), ==, want);
+    }
+}
+
 /*
  * The pseudo-header of IB vol. 1 annex A17 for @pkt sent with @a, written
  * field by field from what was sent: TOS, TTL, IP checksum, IPv6 traffic
@@ -1222,6 +1320,8 @@ int main(int argc, char **argv)
     g_test_add_func("/rdma-soft/wire/layout", test_layout);
     g_test_add_func("/rdma-soft/wire/icrc-seed", test_icrc_seed);
     g_test_add_func("/rdma-soft/wire/icrc", test_icrc);
+    g_test_add_func("/rdma-soft/wire/crc32", test_crc32);
+    g_test_add_func("/rdma-soft/wire/crc32-consts", test_crc32_consts);
     g_test_add_func("/rdma-soft/wire/truncated", test_truncated);
     g_test_add_func("/rdma-soft/wire/bit-flips", test_bit_flips);
     g_test_add_func("/rdma-soft/wire/refusals", test_refusals);

@@ -26,7 +26,7 @@ say() { printf '[unit] %s\n' "$*" >&2; }
 programs=(
     "rdma-ibv-map-test hw/rdma/ibverbs/rdma_ibv_map.c"
     "rdma-soft-opcode-test hw/rdma/soft/rdma_soft_opcode.c"
-    "rdma-soft-wire-test hw/rdma/soft/rdma_soft_wire.c hw/rdma/soft/rdma_soft_opcode.c"
+    "rdma-soft-wire-test hw/rdma/soft/rdma_soft_wire.c hw/rdma/soft/rdma_soft_crc.c hw/rdma/soft/rdma_soft_opcode.c"
 )
 
 if ! glib=$(pkg-config --cflags --libs glib-2.0 2>/dev/null); then

@@ -38,7 +38,6 @@
  */
 
 #include "qemu/osdep.h"
-#include <zlib.h>
 #include "rdma_soft_pkt.h"
 #include "rdma_soft_wire.h"
 
@@ -69,7 +68,8 @@
  * ends with.  Started from ~0xdebb20e3, zlib's crc32() therefore works on
  * the same register and returns exactly the complement rxe stores.
  * ~0xdebb20e3 is also crc32(0, 8 bytes of 0xff), which the unit test
- * checks, together with the register value.
+ * checks, together with the register value.  rdma_soft_crc32(), which
+ * computes it here, keeps zlib's conventions.
  */
 #define WIRE_ICRC_SEED_ZLIB     0x2144df1cu
 
@@ -137,9 +137,9 @@ uint32_t rdma_soft_icrc(const uint8_t *ip, size_t len)
     size_t l3 = v4 ? RDMA_WIRE_IPV4_LEN : RDMA_WIRE_IPV6_LEN;
     size_t n = l3 + RDMA_WIRE_UDP_LEN + RDMA_BTH_LEN;
     uint8_t *udp = ph + l3;
-    uLong crc;
+    uint32_t crc;
 
-    /* An IP datagram is at most 64 KiB past its header: fits a uInt. */
+    /* An IP datagram is at most 64 KiB past its header. */
     g_assert(len >= n && len <= RDMA_WIRE_IPV6_LEN + 0xffff);
 
     /*
@@ -159,8 +159,8 @@ uint32_t rdma_soft_icrc(const uint8_t *ip, size_t len)
     udp[6] = udp[7] = 0xff;                     /* UDP checksum */
     udp[RDMA_WIRE_UDP_LEN + 4] = 0xff;          /* BTH FECN, BECN, resv6a */
 
-    crc = crc32(WIRE_ICRC_SEED_ZLIB, ph, n);
-    return crc32(crc, ip + n, len - n);
+    crc = rdma_soft_crc32(WIRE_ICRC_SEED_ZLIB, ph, n);
+    return rdma_soft_crc32(crc, ip + n, len - n);
 }
 
 /*

@@ -100,4 +100,19 @@ bool rdma_soft_wire_is_roce(const uint8_t *frame, size_t len);
  */
 uint32_t rdma_soft_icrc(const uint8_t *ip, size_t len);
 
+/*
+ * CRC-32 of IEEE 802.3 over @len bytes at @buf, continuing @crc, with the
+ * conventions of zlib's crc32(): @crc is the complement of the register
+ * (0 to start), and so is the result (rdma_soft_crc.c).
+ */
+uint32_t rdma_soft_crc32(uint32_t crc, const uint8_t *buf, size_t len);
+/* Does rdma_soft_crc32() fold with carry-less multiplication here? */
+bool rdma_soft_crc_folds(void);
+/*
+ * For the unit test, the folding constants in order: reflect32(x^n mod P)
+ * << 1 for n = 544, 480, 160, 96 and 64, then P and floor(x^64 / P), each
+ * reflected over 33 bits; 0 past the end or without the folding code.
+ */
+uint64_t rdma_soft_crc_fold_const(unsigned i);
+
 #endif
