@@ -321,6 +321,7 @@ static void roundtrip_one(uint8_t opcode, bool v6, bool vlan, uint32_t paylen)
     RdmaSoftWireAddr a;
     RdmaSoftWireInfo info;
     size_t len = build(f, opcode, v6, vlan, paylen, &pkt, &a);
+    size_t off;
 
     g_test_message("opcode 0x%02x IPv%d vlan %d paylen %u", opcode,
                    v6 ? 6 : 4, vlan, paylen);
@@ -343,6 +344,16 @@ static void roundtrip_one(uint8_t opcode, bool v6, bool vlan, uint32_t paylen)
     /* What was parsed sends the same frame again. */
     g_assert_cmpuint(rdma_soft_wire_build(g, sizeof(g), &got, &info.addr,
                                           got.bytes), ==, len);
+    g_assert_cmpmem(g, len, f, len);
+    /* And so does the payload put in place before the headers. */
+    off = rdma_soft_wire_payload_offset(&pkt, &a);
+    if (pkt.mask & RDMA_PKT_PAYLOAD) {
+        g_assert_cmpuint(off, ==, got.bytes - f);
+    }
+    memset(g, 0xa5, sizeof(g));
+    memcpy(g + off, payload, paylen);
+    g_assert_cmpuint(rdma_soft_wire_build(g, sizeof(g), &pkt, &a, g + off),
+                     ==, len);
     g_assert_cmpmem(g, len, f, len);
 }
 

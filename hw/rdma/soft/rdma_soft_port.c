@@ -53,7 +53,6 @@ struct RdmaSoftPort {
     RdmaSoft *soft;                 /* NULL: not made by a device */
     GQueue rxq;                     /* RdmaPortFrame, to the run bh */
     uint16_t ip_id;
-    uint8_t payload[RDMA_PORT_FRAME_MAX];
     uint8_t frame[RDMA_PORT_FRAME_MAX];
 };
 
@@ -123,6 +122,7 @@ void rdma_soft_port_send(RdmaSoft *soft, const RdmaSoftPkt *pkt)
         /* Any source port (RoCE v2 uses it for ECMP): one per QP pair. */
         .udp_sport = 0xc000 | ((pkt->src_qpn ^ pkt->dest_qpn) & 0x3fff),
     };
+    uint8_t *payload;
     uint64_t off;
     size_t len;
 
@@ -130,10 +130,12 @@ void rdma_soft_port_send(RdmaSoft *soft, const RdmaSoftPkt *pkt)
         trace_rdma_soft_drop(pkt->src_qpn, pkt->opcode, "port down");
         return;
     }
-    if (pkt->paylen > sizeof(port->payload) ||
+    /* The payload is read from guest memory straight to its place. */
+    payload = port->frame + rdma_soft_wire_payload_offset(pkt, &a);
+    if (pkt->paylen > port->frame + sizeof(port->frame) - payload ||
         (pkt->paylen &&
          (!rdma_soft_payload_sgl(soft, pkt, &src, &off) ||
-          !rdma_soft_read_buf(soft->be.rm->pdev, &src, off, port->payload,
+          !rdma_soft_read_buf(soft->be.rm->pdev, &src, off, payload,
                               pkt->paylen)))) {
         /* What the payload named is gone: the frame is lost on the way. */
         trace_rdma_soft_drop(pkt->src_qpn, pkt->opcode, "payload");
@@ -143,7 +145,7 @@ void rdma_soft_port_send(RdmaSoft *soft, const RdmaSoftPkt *pkt)
     memcpy(a.src_mac, qemu_get_nic(nic)->conf->macaddr.a, 6);
     a.ip_id = port->ip_id++;
     len = rdma_soft_wire_build(port->frame, sizeof(port->frame), pkt, &a,
-                               port->payload);
+                               payload);
     if (!len) {
         trace_rdma_soft_drop(pkt->src_qpn, pkt->opcode, "cannot build frame");
         return;

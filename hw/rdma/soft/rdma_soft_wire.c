@@ -344,6 +344,15 @@ static uint8_t *wire_put_bth(uint8_t *p, const RdmaSoftPkt *pkt,
     return p + RDMA_BTH_LEN;
 }
 
+size_t rdma_soft_wire_payload_offset(const RdmaSoftPkt *pkt,
+                                     const RdmaSoftWireAddr *a)
+{
+    return RDMA_WIRE_ETH_LEN + (a->vlan ? RDMA_WIRE_VLAN_LEN : 0) +
+           (wire_gid_is_v4(pkt->dgid) ? RDMA_WIRE_IPV4_LEN :
+                                        RDMA_WIRE_IPV6_LEN) +
+           RDMA_WIRE_UDP_LEN + rdma_soft_hdr_len(pkt->opcode);
+}
+
 size_t rdma_soft_wire_build(uint8_t *frame, size_t cap, const RdmaSoftPkt *pkt,
                             const RdmaSoftWireAddr *a, const void *payload)
 {
@@ -377,7 +386,9 @@ size_t rdma_soft_wire_build(uint8_t *frame, size_t cap, const RdmaSoftPkt *pkt,
     p = wire_put_bth(p + RDMA_WIRE_UDP_LEN, pkt, a, pad);
     p = wire_put_ext(p, pkt);
     if (pkt->paylen) {
-        memcpy(p, payload, pkt->paylen);
+        if (payload != p) {
+            memcpy(p, payload, pkt->paylen);
+        }
         p += pkt->paylen;
     }
     memset(p, 0, pad);

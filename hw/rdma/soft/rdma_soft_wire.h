@@ -66,11 +66,20 @@ typedef struct RdmaSoftWireInfo {
 } RdmaSoftWireInfo;
 
 /*
+ * Where rdma_soft_wire_build() puts the payload of @pkt sent with @a: the
+ * length of the headers before it.
+ */
+size_t rdma_soft_wire_payload_offset(const RdmaSoftPkt *pkt,
+                                     const RdmaSoftWireAddr *a);
+
+/*
  * Write @pkt as a frame into @frame; @payload holds its pkt->paylen bytes
  * (may be NULL when there are none).  IPv4 when both GIDs are IPv4-mapped,
  * IPv6 when neither is.  Returns the frame length; 0 when the frame does
  * not fit @cap or @pkt cannot be sent (unknown opcode, data on an opcode
  * that carries none, a field too wide for the wire, mixed GID families).
+ * @payload may already be in place: at @frame +
+ * rdma_soft_wire_payload_offset(), where it is left as it is.
  */
 size_t rdma_soft_wire_build(uint8_t *frame, size_t cap, const RdmaSoftPkt *pkt,
                             const RdmaSoftWireAddr *a, const void *payload);
