@@ -29,7 +29,8 @@
 #include <zlib.h>
 #include "rdma_soft_wire.h"
 
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+/* HOST_X86_64: QEMU's config-host.h (tests/include's osdep.h outside it) */
+#ifdef HOST_X86_64
 #define RDMA_CRC_CLMUL 1
 #include <immintrin.h>
 #endif

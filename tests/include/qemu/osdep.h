@@ -3,7 +3,8 @@
  * module outside QEMU's build (tests/bench/mr-reg-bench.c,
  * tests/unit/rdma-ibv-map-test.c).  Only modules that need nothing from
  * QEMU but glib and libc can be built this way; this header provides the
- * system headers and helpers QEMU's osdep.h would, and nothing else.
+ * system headers, helpers and host facts QEMU's osdep.h would, and nothing
+ * else.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
@@ -25,6 +26,11 @@
 #include <unistd.h>
 #include <sys/mman.h>
 #include <glib.h>
+
+/* What QEMU's config-host.h says of the host, where a module asks. */
+#ifdef __x86_64__
+#define HOST_X86_64 1
+#endif
 
 static inline uintptr_t qemu_real_host_page_size(void)
 {
