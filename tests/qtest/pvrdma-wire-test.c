@@ -10,7 +10,9 @@
 
 #include "qemu/osdep.h"
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <poll.h>
 #include "qemu/atomic.h"
 #include "qemu/bswap.h"
@@ -735,6 +737,94 @@ static void test_wire_stopped_vm_takes_no_frames(void)
     link_down(&l);
 }
 
+/*
+ * The TCP socket of process @pid connected from its port @port, as a
+ * descriptor of this process (pidfd_getfd()), or -1; -2 when this kernel
+ * or the permissions do not let the test look.
+ */
+static int peer_tcp_socket(pid_t pid, int port)
+{
+    g_autofree char *dir = g_strdup_printf("/proc/%d/fd", (int)pid);
+    g_autoptr(GDir) d = g_dir_open(dir, 0, NULL);
+    int pidfd = syscall(SYS_pidfd_open, pid, 0);
+    const char *name;
+    int found = -1;
+
+    if (pidfd < 0 || !d) {
+        if (pidfd >= 0) {
+            close(pidfd);
+        }
+        return -2;
+    }
+    while (found == -1 && (name = g_dir_read_name(d))) {
+        struct sockaddr_in sa;
+        socklen_t len = sizeof(sa);
+        int type = 0, fd;
+        socklen_t tlen = sizeof(type);
+
+        fd = syscall(SYS_pidfd_getfd, pidfd, atoi(name), 0);
+        if (fd < 0) {
+            found = errno == EPERM ? -2 : -1;
+            continue;
+        }
+        if (!getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &tlen) &&
+            type == SOCK_STREAM &&
+            !getsockname(fd, (struct sockaddr *)&sa, &len) &&
+            sa.sin_family == AF_INET && ntohs(sa.sin_port) == port &&
+            !getpeername(fd, (struct sockaddr *)&sa, &len)) {
+            found = fd;
+            break;
+        }
+        close(fd);
+    }
+    close(pidfd);
+    return found;
+}
+
+/*
+ * Regression (QEMU 10.0's net/stream.c; the series fixes it): the
+ * listening side of -netdev stream over TCP left Nagle's algorithm on,
+ * which the connecting side turns off.  A RoCE link carries small frames
+ * both ways (ACKs, latency tests' messages), and on that side they waited
+ * for the peer's delayed ACK: two guests joined by a TCP stream measured
+ * 22 ms per ib_send_lat round trip, against 38 us over dgram.  The test
+ * connects to a listening netdev and reads TCP_NODELAY of the socket
+ * QEMU accepted.
+ */
+static void test_wire_stream_nodelay(void)
+{
+    struct sockaddr_in sa = { .sin_family = AF_INET,
+                              .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+    socklen_t len = sizeof(sa);
+    int lfd = socket(AF_INET, SOCK_STREAM, 0), port, fd, qfd, on = -1;
+    QTestState *qts;
+
+    /* A free port: bound here, closed, then QEMU's. */
+    g_assert_cmpint(bind(lfd, (struct sockaddr *)&sa, sizeof(sa)), ==, 0);
+    g_assert_cmpint(getsockname(lfd, (struct sockaddr *)&sa, &len), ==, 0);
+    port = ntohs(sa.sin_port);
+    close(lfd);
+    qts = qtest_initf("-M none -netdev stream,id=n0,server=on,"
+                      "addr.type=inet,addr.host=127.0.0.1,addr.port=%d",
+                      port);
+    fd = socket(AF_INET, SOCK_STREAM, 0);
+    g_assert_cmpint(connect(fd, (struct sockaddr *)&sa, sizeof(sa)), ==, 0);
+    qtest_qmp_eventwait(qts, "NETDEV_STREAM_CONNECTED");
+    qfd = peer_tcp_socket(qtest_pid(qts), port);
+    if (qfd == -2) {
+        g_test_skip("pidfd_getfd() cannot look into QEMU here");
+    } else {
+        len = sizeof(on);
+        g_assert_cmpint(qfd, >=, 0);
+        g_assert_cmpint(getsockopt(qfd, IPPROTO_TCP, TCP_NODELAY, &on, &len),
+                        ==, 0);
+        g_assert_cmpint(on, ==, 1);
+        close(qfd);
+    }
+    close(fd);
+    qtest_quit(qts);
+}
+
 /* Wait until the relay has had no frame from A for 100 ms (at most 5 s). */
 static uint64_t relay_quiet_from_a(Relay *r)
 {
@@ -1119,6 +1209,8 @@ int main(int argc, char **argv)
                    test_wire_ack_of_a_later_wr);
     qtest_add_func("/pvrdma/wire/regression/read-again-within-piece",
                    test_wire_read_again_within_piece);
+    qtest_add_func("/pvrdma/wire/regression/stream-listener-nodelay",
+                   test_wire_stream_nodelay);
     qtest_add_func("/pvrdma/wire/regression/stopped-vm-takes-no-frames",
                    test_wire_stopped_vm_takes_no_frames);
     return g_test_run();
