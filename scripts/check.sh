@@ -16,7 +16,9 @@
 # guest: pvrdma as client, lane "interop-client", and as server, lane
 # "interop-server"), jumbo (both guests' vmxnet3 at MTU 9000, so RoCE's
 # path MTU is 4096: pvrdma to pvrdma, and with rxe both ways, lanes
-# "jumbo-pvrdma", "jumbo-client", "jumbo-server"), lossy (the RC programs
+# "jumbo-pvrdma", "jumbo-client", "jumbo-server"), stream (the link as
+# -netdev stream: pvrdma to pvrdma over TCP, lane "stream-pvrdma", and
+# rxe to pvrdma over a UNIX socket, lane "stream-rxe"), lossy (the RC programs
 # of those pairs through a relay that drops 3%, duplicates, reorders and
 # delays 2% of the RoCE frames:
 # pvrdma to pvrdma, with rxe both ways, and rxe to rxe, lanes
@@ -46,7 +48,7 @@ top=$(cd "$1" && pwd)
 build=$(cd "$2" && pwd)
 shift 2
 lanes=("$@")
-[ ${#lanes[@]} -gt 0 ] || lanes=(abi unit qtest qtest-asan fuzz mux-fuzz install libvirt patches guest guest-6.12 guest-driver guest-migration two-guests interop jumbo lossy peer-migration rxe)
+[ ${#lanes[@]} -gt 0 ] || lanes=(abi unit qtest qtest-asan fuzz mux-fuzz install libvirt patches guest guest-6.12 guest-driver guest-migration two-guests interop jumbo stream lossy peer-migration rxe)
 
 total_pass=0
 total_fail=0
@@ -239,6 +241,19 @@ for lane in "${lanes[@]}"; do
                 sed "s/^two-guests: /jumbo-$name: /" |
                 tee "$logdir/jumbo-$name.log" | grep -E '^(not )?ok|^  #'
             count "jumbo-$name" "$logdir/jumbo-$name.log"
+        done
+        ;;
+    stream)
+        echo "== stream: the link as -netdev stream, over TCP (pvrdma to pvrdma) and over a UNIX socket (rxe to pvrdma)"
+        for pair in "pvrdma stream pvrdma pvrdma" "rxe unix rxe pvrdma"; do
+            read -r name link cdev sdev <<<"$pair"
+            bash "$top/tests/guest/two-guests.sh" --no-build --link "$link" \
+                --client-dev "$cdev" --server-dev "$sdev" \
+                --programs ibv_rc_pingpong,ibv_ud_pingpong,ib_write_bw,ib_read_bw,ib_send_lat,rping \
+                --log-dir "$build/two-guests/stream-$link-$cdev-$sdev" 2>&1 |
+                sed "s/^two-guests: /stream-$name: /" |
+                tee "$logdir/stream-$name.log" | grep -E '^(not )?ok|^  #'
+            count "stream-$name" "$logdir/stream-$name.log"
         done
         ;;
     lossy)

@@ -52,6 +52,15 @@
 #                     consoles), joined-<gids>.log (both sides of each pair,
 #                     as check.sh judges them), *.err, a.pid and b.pid
 #                     (the session of each guest's run-guest.sh and QEMU)
+#   --link dgram|stream|unix
+#                     the link: -netdev dgram (default: each guest sends
+#                     UDP datagrams to the other's port), -netdev stream
+#                     over one TCP connection on 127.0.0.1 (B listening, A
+#                     connecting), or -netdev stream over a UNIX socket in
+#                     the log directory; over a stream each frame goes with
+#                     a 4-byte length and a QEMU reads as many frames as
+#                     have arrived in one call.  Not with --lossy or
+#                     --migrate (the relay forwards datagrams)
 #   --pcap FILE       capture guest A's netdev (both directions) to FILE:
 #                     -object filter-dump,id=d0,netdev=n0,file=FILE
 #   --info            each guest also runs init's scenario info before the
@@ -115,6 +124,7 @@ kappend=
 lossy=
 mig_rounds=0
 mtu=
+link=dgram
 while [ $# -gt 0 ]; do
     case $1 in
         --server-dev) server_dev=$2; shift 2 ;;
@@ -126,6 +136,7 @@ while [ $# -gt 0 ]; do
         --args) args=$2; shift 2 ;;
         --timeout) dp_timeout=$2; shift 2 ;;
         --mtu) mtu=$2; shift 2 ;;
+        --link) link=$2; shift 2 ;;
         --log-dir) logdir=$2; shift 2 ;;
         --pcap) pcap=$2; shift 2 ;;
         --no-build) build=0; shift ;;
@@ -148,6 +159,9 @@ done
 for v in "$iters" "$dp_timeout" "$mig_rounds" ${size:+"$size"}; do
     case $v in ''|*[!0-9]*) die "--iters, --size, --timeout and --migrate want numbers, got '$v'" ;; esac
 done
+case $link in dgram|stream|unix) ;; *) die "--link is dgram, stream or unix, not '$link'" ;; esac
+[ $link = dgram ] || { [ -z "$lossy" ] && [ "$mig_rounds" = 0 ]; } ||
+    die "--lossy and --migrate need --link dgram (the relay forwards datagrams)"
 [ "$mig_rounds" = 0 ] || [ -z "$pcap" ] || die "--pcap and --migrate: not both (guest A's QEMUs come and go)"
 case $args in *,*|*\"*|*\'*) die "--args must not hold commas or quotes (they go on the guests' kernel command line)" ;; esac
 if [ -n "$lossy" ]; then
@@ -194,6 +208,11 @@ qemu=${QEMU:-$top/build/qemu/qemu-system-x86_64}
 export QEMU=$qemu
 mkdir -p "$logdir" || die "cannot create $logdir"
 logdir=$(cd "$logdir" && pwd)
+if [ $link = unix ]; then
+    # sun_path holds 107 bytes and a NUL
+    [ $(( ${#logdir} + 10 )) -le 107 ] || die "--link unix: the log directory's path is too long for a socket (at most 97 bytes): $logdir"
+    rm -f "$logdir/link.sock"
+fi
 if [ -n "$pcap" ]; then
     case $pcap in /*) ;; *) pcap=$PWD/$pcap ;; esac
     case $pcap in *,*) die "--pcap: no commas in the file name (QEMU's option syntax)" ;; esac
@@ -205,13 +224,13 @@ if [ $build = 1 ]; then
         { tail -n 20 "$logdir/build-guest.out" >&2; die "build-guest.sh failed (log: $logdir/build-guest.out)"; }
 fi
 
-# free_udp_port [NOT]: a UDP port on 127.0.0.1 that nothing uses (and not NOT)
+# free_udp_port [NOT]: a port on 127.0.0.1 that no UDP or TCP socket uses (and not NOT)
 free_udp_port() {
     local p
     for _ in $(seq 100); do
         p=$((20000 + RANDOM % 40000))
         [ "$p" != "${1:-}" ] || continue
-        ss -Hlun "sport = :$p" 2>/dev/null | grep -q . && continue
+        ss -Hltun "sport = :$p" 2>/dev/null | grep -q . && continue
         echo "$p"
         return 0
     done
@@ -255,17 +274,40 @@ guest_args() {
 # run-guest.sh in the background, in its own session (so that it and its
 # QEMU can be stopped together); sets pid_LETTER
 boot() {
-    local l=$1 role=$2 dev=$3 ip=$4 mac=$5 lport=$6 rport=$7 peer=$8 peer6=$9 sc append
+    local l=$1 role=$2 dev=$3 ip=$4 mac=$5 lport=$6 rport=$7 peer=$8 peer6=$9 sc append where
     shift 9
     guest_args "$role" "$dev" "$ip" "$peer" "$peer6"
     rm -f "$logdir/$l.log" "$logdir/$l.log.rc" "$logdir/$l.pid"
-    GUEST_NETDEV="dgram,id=n0,local.type=inet,local.host=127.0.0.1,local.port=$lport,remote.type=inet,remote.host=127.0.0.1,remote.port=$rport" \
+    GUEST_NETDEV=$(netdev_of "$role" "$lport" "$rport") \
     GUEST_MAC=$mac setsid "$here/run-guest.sh" --no-build --quiet --log "$logdir/$l.log" \
         --timeout "$guest_timeout" --test "$sc" --append "$append" -- "$@" \
         >"$logdir/$l.run.out" 2>"$logdir/$l.run.err" </dev/null &
     eval "pid_$l=\$!"
     echo $! >"$logdir/$l.pid"
-    note "guest $l: $role on $dev, $ip $peer6 (peer), MAC $mac, dgram 127.0.0.1:$lport -> :$rport; console $logdir/$l.log"
+    case $link in
+        dgram) where="dgram 127.0.0.1:$lport -> :$rport" ;;
+        stream) where="stream $([ "$role" = server ] && echo "listening on 127.0.0.1:$lport" || echo "to 127.0.0.1:$rport")" ;;
+        unix) where="stream $([ "$role" = server ] && echo "listening on" || echo "to") $logdir/link.sock" ;;
+    esac
+    note "guest $l: $role on $dev, $ip $peer6 (peer), MAC $mac, $where; console $logdir/$l.log"
+}
+# netdev_of ROLE LPORT RPORT: guest n0's -netdev.  Over a stream the
+# server (B) listens and the client (A) connects, retrying every 100 ms
+# until B's QEMU is up.
+netdev_of() {
+    local addr
+    case $link in
+        dgram)
+            echo "dgram,id=n0,local.type=inet,local.host=127.0.0.1,local.port=$2,remote.type=inet,remote.host=127.0.0.1,remote.port=$3"
+            return ;;
+        stream) addr=addr.type=inet,addr.host=127.0.0.1,addr.port=$([ "$1" = server ] && echo "$2" || echo "$3") ;;
+        unix) addr=addr.type=unix,addr.path=$logdir/link.sock ;;
+    esac
+    if [ "$1" = server ]; then
+        echo "stream,id=n0,server=on,$addr"
+    else
+        echo "stream,id=n0,server=off,$addr,reconnect-ms=100"
+    fi
 }
 # boot_migrating: guest A (the clients) under tests/guest/migrate.py, which
 # migrates it while each client program runs; as boot, sets pid_a
