@@ -88,6 +88,20 @@ count() {
     rows+=("$lane $p $f $k $secs")
 }
 
+# pair LANE DIR SHOWN CLIENT-DEV SERVER-DEV [OPTIONS...]: one run of
+# tests/guest/two-guests.sh as lane LANE, logs in build/two-guests/DIR;
+# besides the TAP results and their evidence, the log lines matching the
+# ERE SHOWN (none if empty) are shown.
+pair() {
+    local lane=$1 dir=$2 shown=$3 cdev=$4 sdev=$5
+    shift 5
+    bash "$top/tests/guest/two-guests.sh" --no-build --client-dev "$cdev" \
+        --server-dev "$sdev" --log-dir "$build/two-guests/$dir" "$@" 2>&1 |
+        sed "s/^two-guests: /$lane: /" | tee "$logdir/$lane.log" |
+        grep -E "^(not )?ok|^  #${shown:+|$shown}"
+    count "$lane" "$logdir/$lane.log"
+}
+
 hms() { printf '%dm%02ds' $(($1 / 60)) $(($1 % 60)); }
 
 # qtest output is TAP; sanitizer reports count as failures too (UBSan:
@@ -220,55 +234,32 @@ for lane in "${lanes[@]}"; do
         ;;
     interop)
         echo "== interop: pvrdma and Linux rxe over RoCE v2, both ways"
-        for side in client server; do
-            if [ $side = client ]; then devs=(pvrdma rxe); else devs=(rxe pvrdma); fi
-            bash "$top/tests/guest/two-guests.sh" --no-build \
-                --client-dev "${devs[0]}" --server-dev "${devs[1]}" \
-                --log-dir "$build/two-guests/${devs[0]}-${devs[1]}" 2>&1 |
-                sed "s/^two-guests: /interop-$side: /" |
-                tee "$logdir/interop-$side.log" | grep -E '^(not )?ok|^  #'
-            count "interop-$side" "$logdir/interop-$side.log"
-        done
+        pair interop-client pvrdma-rxe '' pvrdma rxe
+        pair interop-server rxe-pvrdma '' rxe pvrdma
         ;;
     jumbo)
         echo "== jumbo: vmxnet3 MTU 9000, RoCE v2 path MTU 4096, pvrdma with pvrdma and with rxe"
-        for pair in "pvrdma pvrdma pvrdma" "client pvrdma rxe" "server rxe pvrdma"; do
-            read -r name cdev sdev <<<"$pair"
-            bash "$top/tests/guest/two-guests.sh" --no-build --mtu 9000 \
-                --client-dev "$cdev" --server-dev "$sdev" \
-                --programs ib_write_bw,ib_read_bw,ib_send_bw,ib_atomic_bw,ibv_ud_pingpong,rping \
-                --log-dir "$build/two-guests/jumbo-$cdev-$sdev" 2>&1 |
-                sed "s/^two-guests: /jumbo-$name: /" |
-                tee "$logdir/jumbo-$name.log" | grep -E '^(not )?ok|^  #'
-            count "jumbo-$name" "$logdir/jumbo-$name.log"
+        for p in "pvrdma pvrdma pvrdma" "client pvrdma rxe" "server rxe pvrdma"; do
+            read -r name cdev sdev <<<"$p"
+            pair "jumbo-$name" "jumbo-$cdev-$sdev" '' "$cdev" "$sdev" --mtu 9000 \
+                --programs ib_write_bw,ib_read_bw,ib_send_bw,ib_atomic_bw,ibv_ud_pingpong,rping
         done
         ;;
     stream)
         echo "== stream: the link as -netdev stream, over TCP (pvrdma to pvrdma) and over a UNIX socket (rxe to pvrdma)"
-        for pair in "pvrdma stream pvrdma pvrdma" "rxe unix rxe pvrdma"; do
-            read -r name link cdev sdev <<<"$pair"
-            bash "$top/tests/guest/two-guests.sh" --no-build --link "$link" \
-                --client-dev "$cdev" --server-dev "$sdev" \
-                --programs ibv_rc_pingpong,ibv_ud_pingpong,ib_write_bw,ib_read_bw,ib_send_lat,rping \
-                --log-dir "$build/two-guests/stream-$link-$cdev-$sdev" 2>&1 |
-                sed "s/^two-guests: /stream-$name: /" |
-                tee "$logdir/stream-$name.log" | grep -E '^(not )?ok|^  #'
-            count "stream-$name" "$logdir/stream-$name.log"
+        for p in "pvrdma stream pvrdma pvrdma" "rxe unix rxe pvrdma"; do
+            read -r name link cdev sdev <<<"$p"
+            pair "stream-$name" "stream-$link-$cdev-$sdev" '' "$cdev" "$sdev" --link "$link" \
+                --programs ibv_rc_pingpong,ibv_ud_pingpong,ib_write_bw,ib_read_bw,ib_send_lat,rping
         done
         ;;
     lossy)
         echo "== lossy: RC programs through a relay that loses, duplicates, reorders and delays frames"
-        for pair in "pvrdma pvrdma pvrdma" "client pvrdma rxe" "server rxe pvrdma" "rxe rxe rxe"; do
-            read -r name cdev sdev <<<"$pair"
-            bash "$top/tests/guest/two-guests.sh" --no-build --gids ipv4 \
-                --client-dev "$cdev" --server-dev "$sdev" \
-                --programs ibv_rc_pingpong,rping,ib_write_bw,ib_read_bw,ib_send_bw \
-                --lossy 7:0.03:0.02:0.02:0.02 \
-                --log-dir "$build/two-guests/lossy-$cdev-$sdev" 2>&1 |
-                sed "s/^two-guests: /lossy-$name: /" |
-                tee "$logdir/lossy-$name.log" |
-                grep -E '^(not )?ok|^  #|^# (relay|guest [AB] )'
-            count "lossy-$name" "$logdir/lossy-$name.log"
+        for p in "pvrdma pvrdma pvrdma" "client pvrdma rxe" "server rxe pvrdma" "rxe rxe rxe"; do
+            read -r name cdev sdev <<<"$p"
+            pair "lossy-$name" "lossy-$cdev-$sdev" '^# (relay|guest [AB] )' "$cdev" "$sdev" \
+                --gids ipv4 --programs ibv_rc_pingpong,rping,ib_write_bw,ib_read_bw,ib_send_bw \
+                --lossy 7:0.03:0.02:0.02:0.02
         done
         ;;
     peer-migration)
@@ -278,14 +269,8 @@ for lane in "${lanes[@]}"; do
             # 5.2: a long READ from rxe is answered in one burst)
             progs=ibv_rc_pingpong:4096:10000,ib_write_bw:65536:6000,rping:64:3000
             [ "$sdev" = rxe ] || progs+=,nvmeof_rdma::6
-            bash "$top/tests/guest/two-guests.sh" --no-build --gids ipv4 \
-                --client-dev pvrdma --server-dev "$sdev" --migrate 1 \
-                --programs "$progs" \
-                --log-dir "$build/two-guests/migrate-pvrdma-$sdev" 2>&1 |
-                sed "s/^two-guests: /peer-migration-$sdev: /" |
-                tee "$logdir/peer-migration-$sdev.log" |
-                grep -E '^(not )?ok|^  #|^# (relay|guest B |migration: )'
-            count "peer-migration-$sdev" "$logdir/peer-migration-$sdev.log"
+            pair "peer-migration-$sdev" "migrate-pvrdma-$sdev" '^# (relay|guest B |migration: )' \
+                pvrdma "$sdev" --gids ipv4 --migrate 1 --programs "$progs"
         done
         ;;
     fuzz)
