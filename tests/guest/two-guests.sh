@@ -224,8 +224,8 @@ if [ $build = 1 ]; then
         { tail -n 20 "$logdir/build-guest.out" >&2; die "build-guest.sh failed (log: $logdir/build-guest.out)"; }
 fi
 
-# free_udp_port [NOT]: a port on 127.0.0.1 that no UDP or TCP socket uses (and not NOT)
-free_udp_port() {
+# free_port [NOT]: a port on 127.0.0.1 that no UDP or TCP socket uses (and not NOT)
+free_port() {
     local p
     for _ in $(seq 100); do
         p=$((20000 + RANDOM % 40000))
@@ -245,7 +245,7 @@ ll_of_mac() {
         $(( 0xfe << 8 | 0x$4 )) $(( 0x$5 << 8 | 0x$6 ))
 }
 
-port_a=$(free_udp_port) && port_b=$(free_udp_port "$port_a") || die "no free UDP port on 127.0.0.1"
+port_a=$(free_port) && port_b=$(free_port "$port_a") || die "no free port on 127.0.0.1"
 mac_a=52:54:00:0a:03:01 mac_b=52:54:00:0a:03:02
 ip_a=10.0.3.1 ip_b=10.0.3.2
 ll_a=$(ll_of_mac $mac_a) ll_b=$(ll_of_mac $mac_b)
@@ -345,8 +345,8 @@ relay=0
 [ -z "$lossy" ] && [ "$mig_rounds" = 0 ] || relay=1
 [ -n "$lossy" ] || l_seed=1 l_drop=0 l_dup=0 l_reorder=0 l_delay=0
 if [ $relay = 1 ]; then
-    relay_a=$(free_udp_port "$port_a") && relay_b=$(free_udp_port "$port_b") ||
-        die "no free UDP port on 127.0.0.1"
+    relay_a=$(free_port "$port_a") && relay_b=$(free_port "$port_b") ||
+        die "no free port on 127.0.0.1"
     [ "$relay_a" != "$relay_b" ] && [ "$relay_a" != "$port_b" ] && [ "$relay_b" != "$port_a" ] ||
         die "UDP ports collide; run again"
     python3 "$here/relay.py" --port-a "$relay_a" --port-b "$relay_b" \
