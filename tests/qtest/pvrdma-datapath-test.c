@@ -834,7 +834,11 @@ static void test_err_recv_too_small(void)
     dp_free(d);
 }
 
-/* RDMA WRITE refused by the responder: REM_ACCESS_ERR + QP_ACCESS_ERR */
+/*
+ * An RDMA operation refused by the responder: REM_ACCESS_ERR and
+ * QP_ACCESS_ERR for a key, REM_INV_REQ_ERR and QP_REQ_ERR for the QP's
+ * rights.
+ */
 static void remote_access_case(uint32_t b_access, bool user_lw_only,
                                uint32_t rkey_delta, uint64_t len,
                                uint32_t opcode)
@@ -845,6 +849,7 @@ static void remote_access_case(uint32_t b_access, bool user_lw_only,
     uint64_t raddr = d->mem + 4 * PAGE;
     uint32_t rkey = d->lkey;
     PvrdmaSge s = sge(d->mem, len, d->lkey);
+    bool qp_rights;
 
     rc_pair(d, &a, &b, b_access, 12, 7);
     if (user_lw_only) {
@@ -861,14 +866,20 @@ static void remote_access_case(uint32_t b_access, bool user_lw_only,
                                  raddr, rkey + rkey_delta), &s, 1);
     }
     /*
-     * Linux rxe answers an operation that the responder QP's access flags
-     * do not allow with an Invalid Request NAK (check_op_valid()), not a
-     * Remote Access Error.
+     * An operation that the responder QP's access flags do not allow is
+     * an Invalid Request NAK (a class C error: Linux rxe's
+     * check_op_valid(), and the soft backend's since AUDIT-3), not a
+     * Remote Access Error: no key is looked at.
      */
-    expect_cqe_or(d, d->scq, 0xa0001, PVRDMA_WC_REM_ACCESS_ERR,
-                  b_access != ACC_ALL ? PVRDMA_WC_REM_INV_REQ_ERR
-                                      : PVRDMA_WC_REM_ACCESS_ERR, a);
-    expect_responder_event(d, PVRDMA_EVENT_QP_ACCESS_ERR, b->handle);
+    qp_rights = b_access != ACC_ALL;
+    expect_cqe_or(d, d->scq, 0xa0001,
+                  qp_rights ? PVRDMA_WC_REM_INV_REQ_ERR
+                            : PVRDMA_WC_REM_ACCESS_ERR,
+                  qp_rights ? PVRDMA_WC_REM_INV_REQ_ERR
+                            : PVRDMA_WC_REM_ACCESS_ERR, a);
+    expect_responder_event(d, qp_rights ? PVRDMA_EVENT_QP_REQ_ERR
+                                        : PVRDMA_EVENT_QP_ACCESS_ERR,
+                           b->handle);
     if (opcode != PVRDMA_WR_RDMA_READ) {
         check_byte(d, user_lw_only ? phys[0] : raddr, 64, 0xee);
     }

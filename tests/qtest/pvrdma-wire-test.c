@@ -1186,6 +1186,808 @@ static void test_wire_hostile_frames(void)
     link_down(&l);
 }
 
+/*
+ * A scripted peer: B's link leads to a socket of the test, which plays A
+ * (10.0.3.1, mac_a) one frame at a time.  It builds RoCE v2 frames of its
+ * own (its own CRC and header code, written from IB annex A17, not the
+ * device's) and reads what B answers.  B's RC QPs under test are
+ * connected to A's QP PEER_QPN (a row of the responder table: to a QP
+ * of its own above it), a probe QP to PEER_PROBE_QPN; all expect PSN
+ * 0x100 first.
+ */
+#define PEER_QPN        0x11
+#define PEER_PROBE_QPN  0x12
+#define PEER_EPSN       0x100
+
+typedef struct Peer {
+    Dp *b;
+    PvCq *cq;                       /* of every QP of the peer's B */
+    PvQp *probe;                    /* B's QP the peer syncs with */
+    int fd;                         /* B sends here */
+    int port_b;                     /* B listens here */
+    uint16_t ip_id;
+} Peer;
+
+/* A frame the peer sends; fields left zero take the defaults named. */
+typedef struct PeerFrame {
+    uint8_t opcode;
+    uint32_t dqpn;                  /* set by the row: its QP's number */
+    uint32_t psn;
+    bool ackreq;
+    uint16_t pkey;                  /* 0: 0xffff */
+    uint16_t vlan;                  /* 0: untagged */
+    const uint8_t *sgid;            /* NULL: A's GID */
+    const uint8_t *dgid;            /* NULL: B's GID 0 */
+    const uint8_t *dmac;            /* NULL: B's MAC */
+    uint64_t va;                    /* RETH, AtomicETH: offset in b->mem */
+    uint32_t rkey;                  /* 0: B's DMA MR */
+    uint32_t dma_len;
+    uint64_t swap_add, compare;
+    uint32_t paylen;                /* payload: paylen bytes of 0x5a */
+} PeerFrame;
+
+/* What B answered: the BTH, the AETH, an atomic's original value. */
+typedef struct PeerReply {
+    uint8_t opcode;
+    uint32_t dqpn;
+    uint32_t psn;
+    uint8_t syndrome;               /* AETH */
+    uint64_t orig;
+    uint32_t paylen;
+} PeerReply;
+
+/* CRC-32 of IEEE 802.3, bit by bit (reflected, register complemented). */
+static uint32_t peer_crc32(uint32_t crc, const uint8_t *p, size_t n)
+{
+    crc = ~crc;
+    while (n--) {
+        crc ^= *p++;
+        for (int k = 0; k < 8; k++) {
+            crc = crc >> 1 ^ (0xedb88320u & -(crc & 1));
+        }
+    }
+    return ~crc;
+}
+
+/*
+ * The ICRC of a RoCE v2 IPv4 frame (IB annex A17.3.3): over 8 bytes of
+ * ones for the missing LRH, then the IP datagram with the fields a router
+ * may change (TOS, TTL, header checksum, UDP checksum, the BTH's reserved
+ * byte 4) set to ones; stored least significant byte first.
+ */
+static uint32_t peer_icrc(const uint8_t *ip, size_t len)
+{
+    static const uint8_t lrh[8] = { 0xff, 0xff, 0xff, 0xff,
+                                    0xff, 0xff, 0xff, 0xff };
+    g_autofree uint8_t *m = g_memdup2(ip, len);
+
+    m[1] = 0xff;
+    m[8] = 0xff;
+    m[10] = m[11] = 0xff;
+    m[26] = m[27] = 0xff;
+    m[32] = 0xff;
+    return peer_crc32(peer_crc32(0, lrh, 8), m, len);
+}
+
+/* Which extension headers a request opcode carries (IB table 38). */
+static void peer_ext(uint8_t op, bool *reth, bool *imm, bool *atomic)
+{
+    *reth = op == 0x06 || op == 0x0a || op == 0x0b || op == 0x0c;
+    *imm = op == 0x03 || op == 0x05 || op == 0x09 || op == 0x0b;
+    *atomic = op == 0x13 || op == 0x14;
+}
+
+/* Build @pf as an Ethernet frame into @f; returns its length. */
+static size_t peer_build(Peer *p, const PeerFrame *pf, uint8_t *f)
+{
+    const uint8_t *sgid = pf->sgid ? pf->sgid : gid_a;
+    const uint8_t *dgid = pf->dgid ? pf->dgid : gid_b;
+    uint32_t rkey = pf->rkey ? pf->rkey : p->b->lkey;
+    uint64_t va = p->b->mem + pf->va;
+    size_t eth = pf->vlan ? 18 : 14;
+    uint8_t *ip = f + eth, *udp = ip + 20, *bth = udp + 8, *h = bth + 12;
+    uint8_t pad = -pf->paylen & 3;
+    bool reth, imm, atomic;
+    uint32_t sum = 0, icrc;
+    size_t iplen;
+
+    memcpy(f, pf->dmac ? pf->dmac : mac_b, 6);
+    memcpy(f + 6, mac_a, 6);
+    if (pf->vlan) {
+        stw_be_p(f + 12, 0x8100);
+        stw_be_p(f + 14, pf->vlan);
+    }
+    stw_be_p(f + eth - 2, 0x0800);
+    peer_ext(pf->opcode, &reth, &imm, &atomic);
+    if (reth) {
+        stq_be_p(h, va);
+        stl_be_p(h + 8, rkey);
+        stl_be_p(h + 12, pf->dma_len);
+        h += 16;
+    }
+    if (atomic) {
+        stq_be_p(h, va);
+        stl_be_p(h + 8, rkey);
+        stq_be_p(h + 12, pf->swap_add);
+        stq_be_p(h + 20, pf->compare);
+        h += 28;
+    }
+    if (imm) {
+        stl_be_p(h, 0x1a2b3c4d);
+        h += 4;
+    }
+    memset(h, 0x5a, pf->paylen);
+    memset(h + pf->paylen, 0, pad);
+    h += pf->paylen + pad;
+    iplen = h - ip + 4;
+    /* IPv4, no options, DF; UDP to 4791 without a checksum */
+    ip[0] = 0x45;
+    ip[1] = 0;
+    stw_be_p(ip + 2, iplen);
+    stw_be_p(ip + 4, p->ip_id++);
+    stw_be_p(ip + 6, 0x4000);
+    ip[8] = 64;
+    ip[9] = 17;
+    stw_be_p(ip + 10, 0);
+    memcpy(ip + 12, sgid + 12, 4);
+    memcpy(ip + 16, dgid + 12, 4);
+    for (int i = 0; i < 20; i += 2) {
+        sum += lduw_be_p(ip + i);
+    }
+    sum = (sum & 0xffff) + (sum >> 16);
+    stw_be_p(ip + 10, ~(sum + (sum >> 16)));
+    stw_be_p(udp, 0xc011);
+    stw_be_p(udp + 2, 4791);
+    stw_be_p(udp + 4, iplen - 20);
+    stw_be_p(udp + 6, 0);
+    /* BTH: opcode, pad count, P_Key, dest QP, AckReq and PSN */
+    bth[0] = pf->opcode;
+    bth[1] = pad << 4;
+    stw_be_p(bth + 2, pf->pkey ? pf->pkey : 0xffff);
+    stl_be_p(bth + 4, pf->dqpn & 0xffffff);
+    stl_be_p(bth + 8, (pf->ackreq ? 0x80000000u : 0) | (pf->psn & 0xffffff));
+    icrc = peer_icrc(ip, iplen - 4);
+    stl_le_p(h, icrc);
+    return eth + iplen;
+}
+
+static void peer_send(Peer *p, const PeerFrame *pf)
+{
+    uint8_t f[2048];
+
+    send_to(p->port_b, f, peer_build(p, pf, f));
+}
+
+/* The next frame from B (false after 10 s without one). */
+static bool peer_recv(Peer *p, PeerReply *r)
+{
+    uint8_t f[10000];
+    struct pollfd pfd = { .fd = p->fd, .events = POLLIN };
+    ssize_t len;
+    const uint8_t *bth = f + 14 + 20 + 8;
+
+    for (;;) {
+        if (poll(&pfd, 1, 10000) <= 0) {
+            return false;
+        }
+        len = recv(p->fd, f, sizeof(f), 0);
+        if (len >= 14 + 20 + 8 + 12 + 4 && lduw_be_p(f + 12) == 0x0800 &&
+            lduw_be_p(f + 14 + 20 + 2) == 4791) {
+            break;
+        }
+    }
+    memset(r, 0, sizeof(*r));
+    r->opcode = bth[0];
+    r->dqpn = ldl_be_p(bth + 4) & 0xffffff;
+    r->psn = ldl_be_p(bth + 8) & 0xffffff;
+    r->paylen = len - (bth - f) - 12 - 4 - ((bth[1] >> 4) & 3);
+    if ((r->opcode >= 0x0d && r->opcode <= 0x12 && r->opcode != 0x0e)) {
+        r->syndrome = bth[12];          /* READ FIRST/LAST/ONLY, ACKs */
+        r->paylen -= 4;
+    }
+    if (r->opcode == 0x12) {
+        r->orig = ldq_be_p(bth + 16);
+        r->paylen -= 8;
+    }
+    return true;
+}
+
+/*
+ * Every answer B gives before it has taken all that was sent so far:
+ * the peer asks the probe QP for an ACK (a duplicate SEND with AckReq,
+ * executed by no one) and collects what comes before that ACK.  B takes
+ * the link's frames in order, so whatever an earlier frame made B send
+ * at once is in @out (at most @max of them); returns how many.
+ */
+static int peer_sync(Peer *p, PeerReply *out, int max)
+{
+    PeerFrame probe = { .opcode = 0x04, .dqpn = p->probe->qpn,
+                        .psn = PEER_EPSN - 1, .ackreq = true };
+    PeerReply r;
+    int n = 0;
+
+    peer_send(p, &probe);
+    while (peer_recv(p, &r)) {
+        if (r.dqpn == PEER_PROBE_QPN) {
+            return n;
+        }
+        if (n < max) {
+            out[n] = r;
+        }
+        n++;
+    }
+    g_test_message("no ACK from the probe QP");
+    g_test_fail();
+    return n;
+}
+
+/* A QP of B connected to A's @peer_qpn (access @access, from GID @sgid_index). */
+static PvQp *peer_qp(Peer *p, uint32_t peer_qpn, uint32_t access)
+{
+    QpSpec s = dp_spec(p->b, PVRDMA_QPT_RC, p->cq, p->cq);
+    PvQp *qp = dp_qp(p->b, &s, 0, PVRDMA_ACCESS_LOCAL_WRITE);
+    RcPath path = { .dgid = gid_a, .dmac = mac_a, .timeout = 14,
+                    .retry_cnt = 7 };
+
+    rc_connect_path(p->b, qp, peer_qpn, access, 12, 7, &path);
+    return qp;
+}
+
+/* B, with @more on its command line, and the peer's socket. */
+static Peer peer_up_args(const char *more)
+{
+    Peer p = { 0 };
+    g_autofree char *nic = link_nic(mac_b);
+    g_autofree char *netdev = NULL;
+    g_autofree char *extra = NULL;
+    Pv *pv;
+    int port;
+
+    p.fd = udp_socket(&port);
+    p.port_b = free_udp_port();
+    netdev = link_netdev(p.port_b, port);
+    extra = g_strconcat(netdev, more, NULL);
+    pv = pv_start_nic(nic, extra);
+    pv_load(pv);
+    p.b = dp_new_gids(pv, gid_b, gid_b1);
+    p.cq = dp_cq(p.b, 1024);
+    p.probe = peer_qp(&p, PEER_PROBE_QPN, ACC_ALL);
+    return p;
+}
+
+static Peer peer_up(void)
+{
+    return peer_up_args("");
+}
+
+static void peer_down(Peer *p)
+{
+    pv_cq_free(p->cq);
+    dp_free(p->b);
+    close(p->fd);
+}
+
+/* What a row of the responder table expects B to answer. */
+enum { OUT_NONE, OUT_ACK, OUT_NAK, OUT_READ, OUT_ATOMIC };
+
+#define SEND_FIRST      0x00
+#define SEND_MIDDLE     0x01
+#define SEND_LAST       0x02
+#define SEND_ONLY       0x04
+#define WRITE_FIRST     0x06
+#define WRITE_MIDDLE    0x07
+#define WRITE_LAST      0x08
+#define WRITE_ONLY      0x0a
+#define READ_REQ        0x0c
+#define FETCH_ADD       0x14
+#define UD_SEND_ONLY    0x64
+
+#define NAK_SEQ         0x60
+#define NAK_INV         0x61
+#define NAK_ACCESS      0x62
+#define RNR_NAK         0x20
+
+#define EPSN            PEER_EPSN
+#define BAD_RKEY        0xdeadbe00u
+
+typedef struct RespRow {
+    const char *what;
+    const char *spec;           /* the rule, as IB and rxe's source name it */
+    uint32_t access;            /* the QP's remote rights; 0: all */
+    uint32_t recv;              /* a receive WQE of this many bytes */
+    PeerFrame setup[2];         /* sent first, answers not checked */
+    PeerFrame f;                /* the frame under test */
+    int out;
+    uint8_t syndrome;           /* OUT_NAK: the AETH syndrome */
+    uint32_t psn;               /* of the (first) answer */
+    int nresp;                  /* OUT_READ: READ responses */
+    bool err;                   /* the QP ends in ERR, else RTS */
+} RespRow;
+
+static const uint8_t gid_x[16] = { [10] = 0xff, 0xff, 10, 0, 3, 9 };
+static const uint8_t mac_x[6] = { 0x52, 0x54, 0x00, 0x00, 0x03, 0x09 };
+
+/*
+ * IB's RC responder, check by check, against a scripted peer; each row
+ * on a QP of its own.  The outcome of each row is what Linux rxe's
+ * responder (drivers/infiniband/sw/rxe/rxe_resp.c, Linux 6.1 and 6.12)
+ * gives, but where the row says otherwise.  "class B/C/D" are the
+ * responder error classes of IB chapter 9 as rxe's source labels them;
+ * C9-nn are the compliance statements it cites.
+ */
+static const RespRow resp_rows[] = {
+    /* PSN (class B: sequence error; class D: duplicates) */
+    { "PSN ahead: NAK sequence error at the expected PSN",
+      "class B, PSN sequence error", .recv = 64,
+      .f = { SEND_ONLY, .psn = EPSN + 5, .ackreq = true, .paylen = 8 },
+      OUT_NAK, NAK_SEQ, EPSN },
+    { "PSN ahead again: the NAK is not repeated",
+      "class B, one NAK until healed", .recv = 64,
+      .setup = { { SEND_ONLY, .psn = EPSN + 5, .ackreq = true } },
+      .f = { SEND_ONLY, .psn = EPSN + 6, .ackreq = true }, OUT_NONE },
+    { "duplicate SEND with AckReq: ACK, not executed again",
+      "C9-105", .recv = 64,
+      .f = { SEND_ONLY, .psn = EPSN - 1, .ackreq = true, .paylen = 8 },
+      OUT_ACK, 0, EPSN - 1 },
+    { "duplicate SEND without AckReq: ACK all the same",
+      "C9-105", .recv = 64,
+      .f = { SEND_ONLY, .psn = EPSN - 1, .paylen = 8 }, OUT_ACK, 0,
+      EPSN - 1 },
+    { "duplicate RDMA WRITE: ACK, not executed again", "C9-105",
+      .f = { WRITE_ONLY, .psn = EPSN - 1, .ackreq = true, .va = 0x100,
+             .dma_len = 16, .paylen = 16 }, OUT_ACK, 0, EPSN - 1 },
+    { "duplicate READ of no resource, any rkey: dropped (H1)",
+      "class D, duplicate without a resource",
+      .f = { READ_REQ, .psn = EPSN - 1, .rkey = BAD_RKEY, .dma_len = 64 },
+      OUT_NONE },
+    { "duplicate READ of no resource, valid rkey: dropped, nothing read (H1)",
+      "class D, duplicate without a resource",
+      .f = { READ_REQ, .psn = EPSN - 1, .dma_len = 1 << 20 }, OUT_NONE },
+    { "PSN half the space away is a duplicate: dropped (H1)",
+      "class D, duplicate without a resource",
+      .f = { READ_REQ, .psn = EPSN + 0x800000, .rkey = BAD_RKEY,
+             .dma_len = 64 }, OUT_NONE },
+    { "duplicate READ, the same request: answered again",
+      "class D, duplicate of a resource",
+      .setup = { { READ_REQ, .psn = EPSN, .dma_len = 2048 } },
+      .f = { READ_REQ, .psn = EPSN, .dma_len = 2048 },
+      OUT_READ, 0, EPSN, 2 },
+    { "duplicate READ, its tail from a later PSN: answered again",
+      "class D, duplicate of a resource",
+      .setup = { { READ_REQ, .psn = EPSN, .dma_len = 3072 } },
+      .f = { READ_REQ, .psn = EPSN + 1, .va = 1024, .dma_len = 2048 },
+      OUT_READ, 0, EPSN + 1, 2 },
+    { "duplicate READ at its PSN, another address: dropped",
+      "class D, not a part of the resource",
+      .setup = { { READ_REQ, .psn = EPSN, .dma_len = 2048 } },
+      .f = { READ_REQ, .psn = EPSN, .va = 8, .dma_len = 2040 }, OUT_NONE },
+    { "duplicate READ longer than the resource: dropped",
+      "class D, not a part of the resource",
+      .setup = { { READ_REQ, .psn = EPSN, .dma_len = 1024 } },
+      .f = { READ_REQ, .psn = EPSN, .dma_len = 4096 }, OUT_NONE },
+    { "duplicate READ, another rkey: dropped",
+      "class D, not a part of the resource",
+      .setup = { { READ_REQ, .psn = EPSN, .dma_len = 1024 } },
+      .f = { READ_REQ, .psn = EPSN, .rkey = BAD_RKEY, .dma_len = 1024 },
+      OUT_NONE },
+    { "duplicate atomic: the result it had, not executed again",
+      "class D, duplicate of a resource",
+      .setup = { { FETCH_ADD, .psn = EPSN, .va = 0x200, .swap_add = 1 } },
+      .f = { FETCH_ADD, .psn = EPSN, .va = 0x200, .swap_add = 1 },
+      OUT_ATOMIC, 0, EPSN },
+    { "duplicate atomic never executed: dropped",
+      "class D, duplicate without a resource",
+      .f = { FETCH_ADD, .psn = EPSN - 1, .va = 0x200, .swap_add = 1 },
+      OUT_NONE },
+    /* Opcode sequence and validity (class C: invalid request) */
+    { "SEND_MIDDLE with no SEND begun", "class C, opcode sequence",
+      .recv = 4096,
+      .f = { SEND_MIDDLE, .psn = EPSN, .paylen = 1024 }, OUT_NAK, NAK_INV,
+      EPSN, .err = true },
+    { "SEND_FIRST inside an RDMA WRITE", "class C, opcode sequence",
+      .recv = 4096,
+      .setup = { { WRITE_FIRST, .psn = EPSN, .dma_len = 2048,
+                   .paylen = 1024 } },
+      .f = { SEND_FIRST, .psn = EPSN + 1, .paylen = 1024 }, OUT_NAK,
+      NAK_INV, EPSN + 1, .err = true },
+    { "WRITE_FIRST inside a SEND", "class C, opcode sequence",
+      .recv = 4096,
+      .setup = { { SEND_FIRST, .psn = EPSN, .paylen = 1024 } },
+      .f = { WRITE_FIRST, .psn = EPSN + 1, .dma_len = 2048, .paylen = 1024 },
+      OUT_NAK, NAK_INV, EPSN + 1, .err = true },
+    { "a UD opcode to an RC QP: dropped", "transport of another QP type",
+      .recv = 64,
+      .f = { UD_SEND_ONLY, .psn = EPSN, .ackreq = true, .paylen = 16 },
+      OUT_NONE },
+    { "a reserved RC opcode: dropped", "no such opcode",
+      .f = { 0x1f, .psn = EPSN, .ackreq = true }, OUT_NONE },
+    { "WRITE to a QP without remote write", "class C, unsupported",
+      .access = PVRDMA_ACCESS_REMOTE_READ,
+      .f = { WRITE_ONLY, .psn = EPSN, .ackreq = true, .dma_len = 16,
+             .paylen = 16 }, OUT_NAK, NAK_INV, EPSN, .err = true },
+    { "READ from a QP without remote read", "class C, unsupported",
+      .access = PVRDMA_ACCESS_REMOTE_WRITE,
+      .f = { READ_REQ, .psn = EPSN, .dma_len = 16 }, OUT_NAK, NAK_INV,
+      EPSN, .err = true },
+    { "atomic on a QP without remote atomics", "class C, unsupported",
+      .access = PVRDMA_ACCESS_REMOTE_WRITE,
+      .f = { FETCH_ADD, .psn = EPSN, .va = 0x200, .swap_add = 1 }, OUT_NAK,
+      NAK_INV, EPSN, .err = true },
+    /* Lengths (class C: invalid request; C9-92, C9-94) */
+    { "WRITE_ONLY shorter than its RETH length", "class C, length",
+      .f = { WRITE_ONLY, .psn = EPSN, .ackreq = true, .dma_len = 64,
+             .paylen = 32 }, OUT_NAK, NAK_INV, EPSN, .err = true },
+    { "WRITE_ONLY with data and a RETH length of 0", "class C, length",
+      .f = { WRITE_ONLY, .psn = EPSN, .ackreq = true, .dma_len = 0,
+             .paylen = 4 }, OUT_NAK, NAK_INV, EPSN, .err = true },
+    { "WRITE_FIRST shorter than the path MTU", "C9-92 (first: the MTU)",
+      .f = { WRITE_FIRST, .psn = EPSN, .ackreq = true, .dma_len = 2048,
+             .paylen = 512 }, OUT_NAK, NAK_INV, EPSN, .err = true },
+    { "WRITE_MIDDLE shorter than the path MTU", "C9-92 (middle: the MTU)",
+      .setup = { { WRITE_FIRST, .psn = EPSN, .dma_len = 3072,
+                   .paylen = 1024 } },
+      .f = { WRITE_MIDDLE, .psn = EPSN + 1, .ackreq = true, .paylen = 512 },
+      OUT_NAK, NAK_INV, EPSN + 1, .err = true },
+    { "WRITE_LAST short of what remains", "class C, length",
+      .setup = { { WRITE_FIRST, .psn = EPSN, .dma_len = 2048,
+                   .paylen = 1024 } },
+      .f = { WRITE_LAST, .psn = EPSN + 1, .ackreq = true, .paylen = 512 },
+      OUT_NAK, NAK_INV, EPSN + 1, .err = true },
+    { "SEND_ONLY longer than the path MTU", "C9-94 (only: at most the MTU)",
+      .recv = 4096,
+      .f = { SEND_ONLY, .psn = EPSN, .ackreq = true, .paylen = 1028 },
+      OUT_NAK, NAK_INV, EPSN, .err = true },
+    { "SEND_FIRST shorter than the path MTU", "C9-92 (first: the MTU)",
+      .recv = 4096,
+      .f = { SEND_FIRST, .psn = EPSN, .ackreq = true, .paylen = 512 },
+      OUT_NAK, NAK_INV, EPSN, .err = true },
+    { "SEND_LAST with no data", "C9-94 (last: 1 to the MTU)",
+      .recv = 4096,
+      .setup = { { SEND_FIRST, .psn = EPSN, .paylen = 1024 } },
+      .f = { SEND_LAST, .psn = EPSN + 1, .ackreq = true }, OUT_NAK, NAK_INV,
+      EPSN + 1, .err = true },
+    { "SEND longer than the receive buffer", "class C, length "
+      "(rxe: NAK remote operational error)", .recv = 64,
+      .f = { SEND_ONLY, .psn = EPSN, .ackreq = true, .paylen = 128 },
+      OUT_NAK, NAK_INV, EPSN, .err = true },
+    /* Keys, rights, range (class C: remote access error) */
+    { "WRITE under an rkey of no MR", "class C, rkey",
+      .f = { WRITE_ONLY, .psn = EPSN, .ackreq = true, .rkey = BAD_RKEY,
+             .dma_len = 16, .paylen = 16 }, OUT_NAK, NAK_ACCESS, EPSN,
+      .err = true },
+    { "READ under an rkey of no MR", "class C, rkey",
+      .f = { READ_REQ, .psn = EPSN, .rkey = BAD_RKEY, .dma_len = 16 },
+      OUT_NAK, NAK_ACCESS, EPSN, .err = true },
+    { "WRITE outside guest RAM", "class C, range",
+      .f = { WRITE_ONLY, .psn = EPSN, .ackreq = true, .va = 1ull << 40,
+             .dma_len = 16, .paylen = 16 }, OUT_NAK, NAK_ACCESS, EPSN,
+      .err = true },
+    { "atomic not 8-byte aligned", "9.4.5 (class C, invalid request)",
+      .f = { FETCH_ADD, .psn = EPSN, .va = 0x204, .swap_add = 1 }, OUT_NAK,
+      NAK_INV, EPSN, .err = true },
+    { "zero-length WRITE checks no key", "C9-88",
+      .f = { WRITE_ONLY, .psn = EPSN, .ackreq = true, .rkey = BAD_RKEY },
+      OUT_ACK, 0, EPSN },
+    { "zero-length READ checks no key: one empty response", "C9-88",
+      .f = { READ_REQ, .psn = EPSN, .rkey = BAD_RKEY }, OUT_READ, 0, EPSN,
+      1 },
+    /* Receive queue (class B: RNR) */
+    { "SEND with no receive WQE: RNR NAK", "class B, RNR",
+      .f = { SEND_ONLY, .psn = EPSN, .ackreq = true, .paylen = 8 }, OUT_NAK,
+      RNR_NAK | 12, EPSN },
+    /* Who may talk to the QP (rxe: check_addr, check_keys) */
+    { "from one of B's own GIDs: dropped (M1)", "not its peer",
+      .recv = 64,
+      .f = { SEND_ONLY, .psn = EPSN, .ackreq = true, .sgid = gid_b,
+             .paylen = 8 }, OUT_NONE },
+    { "from a GID not its peer's: dropped", "not its peer", .recv = 64,
+      .f = { SEND_ONLY, .psn = EPSN, .ackreq = true, .sgid = gid_x,
+             .paylen = 8 }, OUT_NONE },
+    { "to B's other GID than the QP's: dropped (L6)", "not its GID",
+      .recv = 64,
+      .f = { SEND_ONLY, .psn = EPSN, .ackreq = true, .dgid = gid_b1,
+             .paylen = 8 }, OUT_NONE },
+    { "to another MAC: not the port's (L6)", "not its MAC", .recv = 64,
+      .f = { SEND_ONLY, .psn = EPSN, .ackreq = true, .dmac = mac_x,
+             .paylen = 8 }, OUT_NONE },
+    { "on VLAN 5: not the port's (L6)", "not its VLAN", .recv = 64,
+      .f = { SEND_ONLY, .psn = EPSN, .ackreq = true, .vlan = 5,
+             .paylen = 8 }, OUT_NONE },
+    { "another partition's P_Key: dropped (L6)", "P_Key mismatch",
+      .recv = 64,
+      .f = { SEND_ONLY, .psn = EPSN, .ackreq = true, .pkey = 0x1234,
+             .paylen = 8 }, OUT_NONE },
+    /*
+     * Last: a device that took it would answer it with 2 GiB of READ
+     * responses, which would crowd out the answers of the rows after it.
+     */
+    { "READ longer than max_msg_sz (2 GiB) (L5)", "class C, length",
+      .f = { READ_REQ, .psn = EPSN, .dma_len = 0x80000001u }, OUT_NAK,
+      NAK_INV, EPSN, .err = true },
+};
+
+/*
+ * Frames from B to A's QP @peer_qpn, after everything sent was taken.
+ * Each row talks to a QP of A of its own: what an earlier row's QP still
+ * sends is not this row's answer.
+ */
+static int resp_row_answers(Peer *p, uint32_t peer_qpn, PeerReply *out,
+                            int max)
+{
+    PeerReply r[64];
+    int n = 0;
+
+    /* Twice: a READ's later responses leave from B's bottom half. */
+    for (int pass = 0; pass < 2; pass++) {
+        int got = peer_sync(p, r, ARRAY_SIZE(r));
+
+        for (int i = 0; i < MIN(got, (int)ARRAY_SIZE(r)); i++) {
+            if (r[i].dqpn == peer_qpn && n < max) {
+                out[n++] = r[i];
+            }
+        }
+    }
+    return n;
+}
+
+static bool resp_row_check(Peer *p, const RespRow *row, PvQp *qp,
+                           const PeerReply *a, int n, uint64_t setup_orig)
+{
+    uint32_t st = qp_state(p->b, qp);
+    bool ok = st == (row->err ? PVRDMA_QPS_ERR : PVRDMA_QPS_RTS);
+
+    switch (row->out) {
+    case OUT_NONE:
+        ok &= n == 0;
+        break;
+    case OUT_ACK:
+    case OUT_NAK:
+        ok &= n == 1 && a[0].opcode == 0x11 && a[0].psn == row->psn &&
+              (row->out == OUT_ACK ? (a[0].syndrome & 0x60) == 0 :
+               a[0].syndrome == row->syndrome);
+        break;
+    case OUT_READ:
+        ok &= n == row->nresp;
+        for (int i = 0; ok && i < n; i++) {
+            ok &= a[i].opcode >= 0x0d && a[i].opcode <= 0x10 &&
+                  a[i].psn == ((row->psn + i) & 0xffffff);
+        }
+        break;
+    case OUT_ATOMIC:
+        ok &= n == 1 && a[0].opcode == 0x12 && a[0].psn == row->psn &&
+              a[0].orig == setup_orig;
+        break;
+    }
+    if (!ok) {
+        g_test_message("  answered %d frame(s), QP state %u:", n, st);
+        for (int i = 0; i < n; i++) {
+            g_test_message("    opcode 0x%02x psn 0x%06x syndrome 0x%02x "
+                           "payload %u", a[i].opcode, a[i].psn,
+                           a[i].syndrome, a[i].paylen);
+        }
+    }
+    return ok;
+}
+
+/* Row @i of the table, on a new QP of B: true if B answered as it says. */
+static bool resp_row_run(Peer *p, size_t i)
+{
+    const RespRow *row = &resp_rows[i];
+    uint32_t peer_qpn = PEER_QPN + 0x100 + i;
+    PvQp *qp = peer_qp(p, peer_qpn, row->access ? row->access : ACC_ALL);
+    PeerReply a[64], s[8];
+    PeerFrame f;
+    uint64_t setup_orig = 0;
+    bool ok;
+    int n;
+
+    /* B's memory the frames use: READs read it, atomics add to it. */
+    fill(p->b, p->b->mem, 0x4000, 0x30 + i);
+    qtest_writeq(p->b->pv->qts, p->b->mem + 0x200, 0x10);
+    if (row->recv) {
+        post_recv1(p->b, qp, 0xb000 + i, p->b->mem + 0x8000, row->recv);
+    }
+    for (int k = 0; k < 2 && (row->setup[k].opcode || row->setup[k].psn);
+         k++) {
+        f = row->setup[k];
+        f.dqpn = qp->qpn;
+        peer_send(p, &f);
+    }
+    n = resp_row_answers(p, peer_qpn, s, ARRAY_SIZE(s));
+    if (n && s[n - 1].opcode == 0x12) {
+        setup_orig = s[n - 1].orig;
+    }
+    f = row->f;
+    f.dqpn = qp->qpn;
+    peer_send(p, &f);
+    n = resp_row_answers(p, peer_qpn, a, ARRAY_SIZE(a));
+    ok = resp_row_check(p, row, qp, a, n, setup_orig);
+    if (ok && row->out == OUT_ATOMIC &&
+        qtest_readq(p->b->pv->qts, p->b->mem + 0x200) != 0x11) {
+        g_test_message("  the atomic ran twice");
+        ok = false;
+    }
+    g_test_message("row %zu %s: %s [%s]", i, ok ? "ok" : "FAILED", row->what,
+                   row->spec);
+    return ok;
+}
+
+/* Run the rows of the table whose description names @tag. */
+static void resp_rows_tagged(const char *tag)
+{
+    Peer p = peer_up();
+    int failed = 0, run = 0;
+
+    for (size_t i = 0; i < ARRAY_SIZE(resp_rows); i++) {
+        if (!tag || strstr(resp_rows[i].what, tag)) {
+            failed += !resp_row_run(&p, i);
+            run++;
+        }
+    }
+    g_test_message("%d rows, %d failed", run, failed);
+    g_assert_cmpint(run, >, 0);
+    g_assert_cmpint(failed, ==, 0);
+    peer_down(&p);
+}
+
+static void test_wire_responder_table(void)
+{
+    resp_rows_tagged(NULL);
+}
+
+/* AUDIT-3 H1: a spoofed duplicate READ neither kills nor starts a READ. */
+static void test_wire_dup_read(void)
+{
+    resp_rows_tagged("(H1)");
+}
+
+/* AUDIT-3 L5: no message longer than max_msg_sz. */
+static void test_wire_max_msg(void)
+{
+    resp_rows_tagged("(L5)");
+}
+
+/* AUDIT-3 L6: a frame reaches a QP only as a NIC would take it. */
+static void test_wire_nic_acceptance(void)
+{
+    resp_rows_tagged("(L6)");
+}
+
+/*
+ * AUDIT-3 M1 (a): a frame from the link, with B's own address as its
+ * source, to a QP of B connected to another QP of B.  Before, the
+ * address check passed (the source was the QP's peer's GID, B's own) and
+ * the SEND landed in the receive buffer.
+ */
+static void test_wire_own_gid_spoof(void)
+{
+    Peer p = peer_up();
+    QpSpec s = dp_spec(p.b, PVRDMA_QPT_RC, p.cq, p.cq);
+    PvQp *x = dp_qp(p.b, &s, 0, PVRDMA_ACCESS_LOCAL_WRITE);
+    PvQp *y = dp_qp(p.b, &s, 0, PVRDMA_ACCESS_LOCAL_WRITE);
+    RcPath loop = { .dgid = gid_b, .dmac = mac_b, .timeout = 14,
+                    .retry_cnt = 7 };
+    PeerFrame f = { SEND_ONLY, .dqpn = y->qpn, .psn = EPSN, .ackreq = true,
+                    .sgid = gid_b, .paylen = 32 };
+    PvrdmaSge sg = sge(p.b->mem + 0x1000, 32, p.b->lkey);
+    PeerReply r[8];
+
+    rc_connect_path(p.b, x, y->qpn, ACC_ALL, 12, 7, &loop);
+    rc_connect_path(p.b, y, x->qpn, ACC_ALL, 12, 7, &loop);
+    post_recv1(p.b, y, 0xb1, p.b->mem, 64);
+    fill(p.b, p.b->mem, 64, 0x01);
+    peer_send(&p, &f);
+    g_assert_cmpint(peer_sync(&p, r, ARRAY_SIZE(r)), ==, 0);
+    expect_no_cqe(p.b, p.cq);
+    check_fill(p.b, p.b->mem, 64, 0x01, 0);
+    g_assert_cmpuint(qp_state(p.b, y), ==, PVRDMA_QPS_RTS);
+
+    /* The pair itself works, and Y's receive takes X's data. */
+    fill(p.b, p.b->mem + 0x1000, 32, 0x42);
+    post_send(p.b, x, wqe(0xa1, PVRDMA_WR_SEND, PVRDMA_SEND_SIGNALED, 1),
+              &sg, 1);
+    /* One CQ: the receive completes before the ACK comes back. */
+    expect_recv(p.b, p.cq, 0xb1, PVRDMA_WC_RECV, 32, y, x, 0, 0);
+    expect_rc_success(p.b, p.cq, 0xa1, PVRDMA_WC_SEND, 32, x);
+    check_fill(p.b, p.b->mem, 32, 0x42, 0);
+    peer_down(&p);
+}
+
+/*
+ * AUDIT-3 M1 (b): V, a QP of B, is connected across the link to A's QP
+ * N; X, another QP of B (another process of the guest), has number N and
+ * connects over the loopback to V.  Before, V took X's packets as its
+ * peer's: X's RDMA WRITE landed in V's memory.  Now V takes only frames
+ * from the link, and X's WR fails at once.
+ */
+static void test_wire_loopback_impersonation(void)
+{
+    Peer p = peer_up();
+    QpSpec s = dp_spec(p.b, PVRDMA_QPT_RC, p.cq, p.cq);
+    PvQp *x = dp_qp(p.b, &s, 0, PVRDMA_ACCESS_LOCAL_WRITE);
+    PvQp *v = peer_qp(&p, x->qpn, ACC_ALL);
+    RcPath loop = { .dgid = gid_b, .dmac = mac_b, .timeout = 14,
+                    .retry_cnt = 7 };
+    uint64_t victim = p.b->mem + 0x2000, src = p.b->mem + 0x3000;
+    PvrdmaSge sg = sge(src, 64, p.b->lkey);
+    PvrdmaCqe c;
+
+    rc_connect_path(p.b, x, v->qpn, ACC_ALL, 12, 7, &loop);
+    fill(p.b, victim, 64, 0x11);
+    fill(p.b, src, 64, 0xee);
+    post_send(p.b, x, wqe_rdma(0xa1, PVRDMA_WR_RDMA_WRITE,
+                               PVRDMA_SEND_SIGNALED, 1, victim, p.b->lkey),
+              &sg, 1);
+    c = expect_cqe_slow(p.b, p.cq, 0xa1, PVRDMA_WC_RETRY_EXC_ERR, x);
+    g_assert_cmpuint(c.status, !=, PVRDMA_WC_SUCCESS);
+    check_fill(p.b, victim, 64, 0x11, 0);
+    g_assert_cmpuint(qp_state(p.b, v), ==, PVRDMA_QPS_RTS);
+    peer_down(&p);
+}
+
+/* Frames in the pcap file at @path (filter-dump's). */
+static uint32_t pcap_frames(const char *path)
+{
+    g_autofree char *buf = NULL;
+    size_t len, off = 24;
+    uint32_t n = 0;
+
+    g_assert_true(g_file_get_contents(path, &buf, &len, NULL));
+    while (off + 16 <= len) {
+        off += 16 + ldl_le_p(buf + off + 8);
+        n += off <= len;
+    }
+    return n;
+}
+
+/*
+ * AUDIT-3 L4: the engine stops with the VM.  B answers a long READ when
+ * the VM stops; a filter on B's netdev, which sees frames before the net
+ * layer holds a stopped VM's, counts what B sends.  Before, B went on
+ * sending READ responses while stopped (the net queue hid them from the
+ * link, not from the filter); now nothing leaves B until it runs again.
+ */
+static void test_wire_stopped_engine(void)
+{
+    g_autofree char *dump = g_strdup_printf("%s/pvrdma-stopped-%d.pcap",
+                                            g_get_tmp_dir(), getpid());
+    g_autofree char *more = g_strdup_printf(
+        " -object filter-dump,id=dump0,netdev=n0,queue=rx,file=%s", dump);
+    Peer p = peer_up_args(more);
+    PvQp *qp = peer_qp(&p, PEER_QPN, ACC_ALL);
+    PeerFrame f = { READ_REQ, .dqpn = qp->qpn, .psn = EPSN,
+                    .dma_len = 32 << 20 };
+    QTestState *qts = p.b->pv->qts;
+    gint64 end = g_get_monotonic_time() + 10 * G_USEC_PER_SEC;
+    uint32_t before, stopped, after;
+
+    peer_send(&p, &f);
+    while (pcap_frames(dump) < 2 && g_get_monotonic_time() < end) {
+        g_usleep(1000);
+    }
+    qtest_qmp_assert_success(qts, "{ 'execute': 'stop' }");
+    before = pcap_frames(dump);
+    for (int i = 0; i < 20; i++) {
+        main_loop_run(p.b);
+        g_usleep(10 * 1000);
+    }
+    stopped = pcap_frames(dump);
+    g_test_message("B sent %u frames of the READ before it stopped, %u "
+                   "while stopped", before, stopped - before);
+    g_assert_cmpuint(before, >=, 2);
+    g_assert_cmpuint(stopped, ==, before);
+
+    qtest_qmp_assert_success(qts, "{ 'execute': 'cont' }");
+    while ((after = pcap_frames(dump)) == stopped &&
+           g_get_monotonic_time() < end) {
+        main_loop_run(p.b);
+    }
+    g_test_message("... and goes on when it runs again: %u", after);
+    g_assert_cmpuint(after, >, stopped);
+    peer_down(&p);
+    unlink(dump);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -1213,5 +2015,19 @@ int main(int argc, char **argv)
                    test_wire_stream_nodelay);
     qtest_add_func("/pvrdma/wire/regression/stopped-vm-takes-no-frames",
                    test_wire_stopped_vm_takes_no_frames);
+    qtest_add_func("/pvrdma/wire/responder-table",
+                   test_wire_responder_table);
+    qtest_add_func("/pvrdma/wire/regression/audit3-h1-duplicate-read",
+                   test_wire_dup_read);
+    qtest_add_func("/pvrdma/wire/regression/audit3-m1-own-gid-spoof",
+                   test_wire_own_gid_spoof);
+    qtest_add_func("/pvrdma/wire/regression/audit3-m1-loopback-impersonation",
+                   test_wire_loopback_impersonation);
+    qtest_add_func("/pvrdma/wire/regression/audit3-l4-stopped-engine",
+                   test_wire_stopped_engine);
+    qtest_add_func("/pvrdma/wire/regression/audit3-l5-max-msg",
+                   test_wire_max_msg);
+    qtest_add_func("/pvrdma/wire/regression/audit3-l6-nic-acceptance",
+                   test_wire_nic_acceptance);
     return g_test_run();
 }

@@ -11,6 +11,7 @@
 
 #include "qemu/osdep.h"
 #include "qapi/error.h"
+#include "system/runstate.h"
 #include "rdma_soft.h"
 #include "hw/rdma/trace.h"
 
@@ -78,6 +79,7 @@ static int rdma_soft_modify_qp(RdmaBackend *be, RdmaQp *qp, uint32_t mask,
         sqp->resp.epsn = sqp->resp.msn = 0;
         sqp->req.rnr_attempts = 0;
         sqp->resp.natomic = sqp->resp.atomic_next = 0;
+        sqp->resp.nres = sqp->resp.res_next = 0;
     }
     /* The PSNs the two ends agreed on (the guest exchanged them). */
     if (mask & RDMA_QP_RQ_PSN) {
@@ -164,10 +166,27 @@ static bool rdma_soft_port_stats(RdmaBackend *be, char **netdev,
     return true;
 }
 
+/*
+ * The engine stops with the VM, as a NIC's engine does with its host:
+ * the run bottom half leaves what is due while the VM is stopped (see
+ * rdma_soft_run_bh()), and takes it up when it runs again.  Above all a
+ * source stopped for the end of a migration executes nothing more: what
+ * it did then would not reach the destination.
+ */
+static void rdma_soft_vm_state(void *opaque, bool running, RunState state)
+{
+    RdmaSoft *s = opaque;
+
+    if (running) {
+        qemu_bh_schedule(s->run_bh);
+    }
+}
+
 static void rdma_soft_destroy(RdmaBackend *be)
 {
     RdmaSoft *s = container_of(be, RdmaSoft, be);
 
+    qemu_del_vm_change_state_handler(s->vm_state);
     rdma_soft_port_detach(s);
     qemu_bh_delete(s->run_bh);
     g_free(s->mig);
@@ -213,5 +232,6 @@ RdmaBackend *rdma_soft_backend_new(RdmaResources *rm, PCIDevice *pdev,
     s->be.rm = rm;
     s->run_bh = qemu_bh_new_guarded(rdma_soft_run_bh, s,
                                       &DEVICE(pdev)->mem_reentrancy_guard);
+    s->vm_state = qemu_add_vm_change_state_handler(rdma_soft_vm_state, s);
     return &s->be;
 }

@@ -117,6 +117,20 @@ typedef struct RdmaSoftAtomicRes {
     uint64_t orig;                  /* the value it found, which it returned */
 } RdmaSoftAtomicRes;
 
+/*
+ * A responder resource (IB 9.7.5.1.1): an RDMA READ this responder took,
+ * kept so that a duplicate of it, the same request or a part of it asked
+ * again from a later PSN, is answered again.  A duplicate READ that is
+ * no part of a kept one is dropped: it is not the peer asking again.
+ */
+typedef struct RdmaSoftReadRes {
+    uint32_t first_psn;             /* of its responses */
+    uint32_t last_psn;
+    uint64_t va;
+    uint32_t rkey;
+    uint32_t len;
+} RdmaSoftReadRes;
+
 /* The responder of one QP (rdma_soft_resp.c). */
 typedef struct RdmaSoftResp {
     uint32_t epsn;                  /* the PSN expected next */
@@ -140,6 +154,8 @@ typedef struct RdmaSoftResp {
     bool read_dup;                  /* answering a duplicate: MSN stays */
     uint8_t natomic;                /* results kept in atomic[] */
     uint8_t atomic_next;            /* the slot the next one takes */
+    uint8_t nres;                   /* READs kept in res[] */
+    uint8_t res_next;               /* the slot the next one takes */
     RdmaRecvWr rwqe;                /* 1 KiB the hot path never reads */
     /*
      * The last RDMA_SOFT_RD_ATOM atomics executed, a ring filled from
@@ -148,6 +164,12 @@ typedef struct RdmaSoftResp {
      * outstanding.
      */
     RdmaSoftAtomicRes atomic[RDMA_SOFT_RD_ATOM];
+    /*
+     * The READs taken, a ring like atomic[]; a duplicate is looked up in
+     * the newest max_dest_rd_atomic of them, the QP's responder
+     * resources.
+     */
+    RdmaSoftReadRes res[RDMA_SOFT_RD_ATOM];
 } RdmaSoftResp;
 
 /*
@@ -158,6 +180,11 @@ typedef struct RdmaSoftResp {
  * requester sends them again.
  */
 #define RDMA_SOFT_BACKLOG_MAX   256
+/*
+ * ... and at most this many bytes of them over all QPs of a device: a
+ * peer that keeps responders busy cannot make the device hold more.
+ */
+#define RDMA_SOFT_BACKLOG_BYTES (4 * MiB)
 
 /*
  * On the link an RC QP keeps at most this much unacknowledged: packets
@@ -248,9 +275,12 @@ typedef struct RdmaSoftPort RdmaSoftPort;
 struct RdmaSoft {
     RdmaBackend be;
     RdmaSoftPort *port;             /* function 0's link, once it has GIDs */
+    bool port_warned;               /* said why there is no port */
     RdmaPortStats stats;            /* for query-pvrdma */
     QEMUBH *run_bh;                 /* packets due, under the guard */
+    VMChangeStateEntry *vm_state;   /* stops the engine with the VM */
     uint32_t nbusy;                 /* QPs with WRs outstanding */
+    uint64_t backlog_bytes;         /* held by all QPs' backlogs */
     int32_t mig_n;                  /* records while saved or loaded */
     RdmaSoftQpMig *mig;
     int32_t mig_nwqe;
@@ -300,8 +330,10 @@ void rdma_soft_post_send(RdmaBackend *be, RdmaQp *qp, const RdmaSendWr *wr);
 void rdma_soft_req_run(RdmaSoftQp *sqp);
 uint64_t rdma_soft_req_step_bytes(RdmaSoftQp *sqp);
 RdmaSoftWqe *rdma_soft_wqe_at(RdmaSoftQp *sqp, uint32_t psn);
+bool rdma_soft_opcode_ok(const RdmaQp *qp, RdmaWrOpcode op);
 uint64_t rdma_soft_pmtu(const RdmaQp *qp);
 void rdma_soft_qp_locate(RdmaSoftQp *sqp, const uint8_t *dgid);
+const uint8_t *rdma_soft_qp_sgid(const RdmaSoftQp *sqp);
 void rdma_soft_qp_address(RdmaSoftQp *sqp, RdmaSoftPkt *pkt);
 void rdma_soft_req_update(RdmaSoftQp *sqp, bool kick);
 void rdma_soft_req_flush(RdmaSoftQp *sqp, bool complete);

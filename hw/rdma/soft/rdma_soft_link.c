@@ -19,6 +19,7 @@
 
 #include "qemu/osdep.h"
 #include "qemu/error-report.h"
+#include "system/runstate.h"
 #include "rdma_soft.h"
 #include "hw/rdma/trace.h"
 
@@ -31,13 +32,33 @@ static bool rdma_soft_qp_receives(const RdmaQp *qp)
 }
 
 /*
- * A packet from the link for RC QP @dst: it must come from the address
- * @dst is connected to (the wire names no source QP for RC; the peer's
- * address stands for it, as in rxe).
+ * Why RC QP @dst must not take @pkt, or NULL.  An RC QP hears only its
+ * peer, where its peer is (as Linux rxe's check_addr, and as a NIC whose
+ * QP context holds the peer's address): a QP connected across the link
+ * takes frames from the link only, from its peer's GID to its own; a QP
+ * connected to a QP of this device takes that QP's packets only.  So
+ * nobody on the link poses as a QP of this device, and no QP of this
+ * device (another process of the guest) as a peer on the link.
  */
-static bool rdma_soft_from_peer(const RdmaQp *dst, const RdmaSoftPkt *pkt)
+static const char *rdma_soft_rc_refused(const RdmaQp *dst,
+                                        const RdmaSoftPkt *pkt)
 {
-    return !memcmp(pkt->sgid, dst->attr.ah.dgid, 16);
+    const RdmaSoftQp *sqp = dst->be;
+
+    if (pkt->remote != sqp->remote) {
+        return pkt->remote ? "from the link to a QP of this device's" :
+                             "from this device to a QP of the link's";
+    }
+    if (memcmp(pkt->sgid, dst->attr.ah.dgid, 16)) {
+        return "not from its peer's GID";
+    }
+    if (memcmp(pkt->dgid, rdma_soft_qp_sgid(sqp), 16)) {
+        return "not to its own GID";
+    }
+    if (!pkt->remote && dst->attr.dest_qp_num != pkt->src_qpn) {
+        return "not from its peer QP";
+    }
+    return NULL;
 }
 
 /* Hand @pkt, from a QP of this device or from the link, to its QP. */
@@ -47,48 +68,36 @@ static void rdma_soft_deliver(RdmaSoft *soft, const RdmaSoftPkt *pkt)
     RdmaQp *dst = rdma_rm_qp_by_num(rm, pkt->dest_qpn);
     RdmaQp *src = pkt->remote ? NULL : rdma_rm_qp_by_num(rm, pkt->src_qpn);
     bool rc = dst && dst->be && dst->type == RDMA_QPT_RC;
+    const char *why;
     RdmaSoftPkt named;
 
     trace_rdma_soft_pkt(pkt->src_qpn, pkt->dest_qpn,
                         rdma_soft_op_info(pkt->opcode)->name, pkt->psn,
                         pkt->paylen);
-    if (rc && pkt->remote &&
-        (pkt->opcode & RDMA_OPC_TRANSPORT_MASK) == RDMA_OPC_RC) {
-        if (!rdma_soft_from_peer(dst, pkt)) {
-            trace_rdma_soft_drop(pkt->dest_qpn, pkt->opcode, "not its peer");
-            return;
-        }
-        /* Known now: the QP it is connected to. */
-        named = *pkt;
-        named.src_qpn = dst->attr.dest_qp_num;
-        pkt = &named;
-    }
-    if (pkt->mask & RDMA_PKT_RESP) {
-        /* To a requester: the QP that sent the request, if still there. */
-        if (rc && dst->attr.dest_qp_num == pkt->src_qpn) {
-            rdma_soft_comp_recv(dst->be, pkt);
-        } else {
-            trace_rdma_soft_drop(pkt->dest_qpn, pkt->opcode, "no requester");
-        }
-        return;
-    }
     if ((pkt->opcode & RDMA_OPC_TRANSPORT_MASK) == RDMA_OPC_RC) {
-        /*
-         * An RC request: the destination must be connected back to the
-         * sender and reached through one of the device's GIDs.  Between
-         * two QPs of this device the sender learns at once when it is
-         * not; on the link its retransmissions find out.
-         */
-        if (!rc || !rdma_soft_qp_receives(dst) ||
-            dst->attr.dest_qp_num != pkt->src_qpn ||
-            !rdma_rm_gid_is_local(rm, pkt->dgid)) {
-            if (src && src->be) {
+        why = !rc ? "no RC QP" :
+              (pkt->mask & RDMA_PKT_REQ) && !rdma_soft_qp_receives(dst) ?
+              "QP does not receive" : rdma_soft_rc_refused(dst, pkt);
+        if (why) {
+            /* Between two QPs of this device the sender learns it now. */
+            if (src && src->be && (pkt->mask & RDMA_PKT_REQ)) {
                 rdma_soft_comp_unreachable(src->be, pkt->psn);
             }
-            trace_rdma_soft_drop(pkt->dest_qpn, pkt->opcode, "no responder");
+            trace_rdma_soft_rc_refused(pkt->src_qpn, pkt->dest_qpn,
+                                       pkt->opcode, pkt->remote, why);
             return;
         }
-        rdma_soft_resp_recv(dst->be, pkt);
+        if (pkt->remote) {
+            /* The wire names no source QP for RC: its peer's it is. */
+            named = *pkt;
+            named.src_qpn = dst->attr.dest_qp_num;
+            pkt = &named;
+        }
+        if (pkt->mask & RDMA_PKT_RESP) {
+            rdma_soft_comp_recv(dst->be, pkt);
+        } else {
+            rdma_soft_resp_recv(dst->be, pkt);
+        }
         return;
     }
     /* UD and GSI: unreliable; whatever cannot be delivered is dropped. */
@@ -264,7 +273,8 @@ void rdma_soft_run_bh(void *opaque)
     RdmaResources *rm = soft->be.rm;
     RdmaTable *t = &rm->tables[RDMA_RES_QP];
 
-    if (!rdma_rm_enter(rm)) {
+    /* What is due waits for the VM to run (rdma_soft_vm_state()). */
+    if (!runstate_is_running() || !rdma_rm_enter(rm)) {
         return;
     }
     rdma_soft_port_run(soft);

@@ -157,34 +157,78 @@ void rdma_soft_port_send(RdmaSoft *soft, const RdmaSoftPkt *pkt)
     qemu_send_packet(nic, port->frame, len);
 }
 
+/* What the port makes of a frame from the link. */
+typedef enum RdmaPortVerdict {
+    RDMA_PORT_NOT_MINE,             /* to the vmxnet3, untouched */
+    RDMA_PORT_REFUSED,              /* the port's, and dropped */
+    RDMA_PORT_TAKEN,                /* a packet for the engine */
+} RdmaPortVerdict;
+
+/* Does the BTH's P_Key match the port's one, the default full 0xffff? */
+static bool rdma_soft_pkey_ok(uint16_t pkey)
+{
+    /* The same partition, one of the two a full member (rxe: pkey_match) */
+    return (pkey & 0x7fff) == (RDMA_PKEY_DEFAULT & 0x7fff);
+}
+
 /*
  * Is @frame a RoCE v2 frame for one of @soft's GIDs?  Only those are the
  * port's; a RoCE frame to another address (say for Linux rxe on the
  * guest's own interface) goes on to the vmxnet3, and so does a frame
- * that does not parse: it is not known to be the port's.
+ * that does not parse, or is for another MAC or a VLAN (the port sends
+ * no VLAN tags): it is not known to be the port's.  Of those that are,
+ * the port drops what a RoCE NIC drops: a frame from one of its own
+ * GIDs (an IP stack drops such a "martian" too, so Linux rxe never sees
+ * one) and one of another partition.
  */
-static bool rdma_soft_port_parse(RdmaSoft *soft, const uint8_t *frame,
-                                 size_t len, RdmaSoftPkt *pkt)
+static RdmaPortVerdict rdma_soft_port_parse(RdmaSoft *soft,
+                                            const uint8_t *mac,
+                                            const uint8_t *frame,
+                                            size_t len, RdmaSoftPkt *pkt)
 {
+    RdmaResources *rm = soft->be.rm;
     RdmaSoftWireInfo info;
     const char *why;
 
     if (!rdma_soft_wire_is_roce(frame, len)) {
-        return false;
+        return RDMA_PORT_NOT_MINE;
     }
     if (!rdma_soft_wire_parse(frame, len, pkt, &info, &why)) {
         trace_rdma_soft_wire_bad(why);
-        return false;
+        return RDMA_PORT_NOT_MINE;
     }
-    if (!rdma_rm_gid_is_local(soft->be.rm, pkt->dgid)) {
-        return false;
+    if (!rdma_rm_gid_is_local(rm, pkt->dgid)) {
+        return RDMA_PORT_NOT_MINE;
+    }
+    why = memcmp(info.addr.dst_mac, mac, 6) ? "not to the port's MAC" :
+          info.addr.vlan && (info.addr.vlan_tci & 0xfff) ? "on a VLAN" :
+          NULL;
+    if (why) {
+        trace_rdma_soft_wire_bad(why);
+        return RDMA_PORT_NOT_MINE;
+    }
+    why = rdma_rm_gid_is_local(rm, pkt->sgid) ? "from one of its own GIDs" :
+          !rdma_soft_pkey_ok(info.addr.pkey) ? "of another partition" :
+          NULL;
+    if (why) {
+        trace_rdma_soft_wire_bad(why);
+        return RDMA_PORT_REFUSED;
     }
     pkt->remote = true;
     memcpy(pkt->dmac, info.addr.src_mac, 6);
     pkt->hop_limit = info.addr.hop_limit;
     pkt->tclass = info.addr.tclass;
     pkt->flow_label = info.addr.flow_label;
-    return true;
+    return RDMA_PORT_TAKEN;
+}
+
+/* The MAC of the vmxnet3 the port sends as (a zero MAC if none). */
+static const uint8_t *rdma_soft_port_mac(RdmaSoftPort *port)
+{
+    static const uint8_t none[6];
+    NetClientState *nic = rdma_soft_port_nic(port);
+
+    return nic ? qemu_get_nic(nic)->conf->macaddr.a : none;
 }
 
 /* A packet from the link: into the engine, inside an entry point. */
@@ -220,8 +264,15 @@ static ssize_t rdma_soft_port_rx(NetFilterState *nf, NetClientState *sender,
         iov_to_buf(iov, iovcnt, 0, port->frame, size);
         frame = port->frame;
     }
-    if (!rdma_soft_port_parse(soft, frame, size, &pkt)) {
+    switch (rdma_soft_port_parse(soft, rdma_soft_port_mac(port), frame,
+                                 size, &pkt)) {
+    case RDMA_PORT_NOT_MINE:
         return 0;                   /* to the vmxnet3 */
+    case RDMA_PORT_REFUSED:
+        soft->stats.rx_dropped++;
+        return size;
+    case RDMA_PORT_TAKEN:
+        break;
     }
     /*
      * A stopped VM takes nothing from the link, as its NIC does not (the
@@ -266,9 +317,12 @@ void rdma_soft_port_run(RdmaSoft *soft)
         RDMA_SOFT_UNINIT RdmaSoftPkt pkt;
 
         /* Parsed again: the GIDs may have changed while it waited. */
-        if (rdma_soft_port_parse(soft, f->data, f->len, &pkt)) {
+        if (rdma_soft_port_parse(soft, rdma_soft_port_mac(port), f->data,
+                                 f->len, &pkt) == RDMA_PORT_TAKEN) {
             soft->stats.rx_frames++;
             rdma_soft_receive(soft, &pkt);
+        } else {
+            soft->stats.rx_dropped++;
         }
         g_free(f);
         port = soft->port;
@@ -336,8 +390,18 @@ void rdma_soft_port_attach(RdmaSoft *soft)
 fail:
     object_unref(obj);
 fail_reported:
-    warn_reportf_err(err, "pvrdma: no RDMA port on netdev %s: ",
-                     netdev->name);
+    /*
+     * Tried again at each GID the guest adds: said once, or the guest
+     * would write the host's log.
+     */
+    if (!soft->port_warned) {
+        soft->port_warned = true;
+        warn_reportf_err(err, "pvrdma: no RDMA port on netdev %s: ",
+                         netdev->name);
+    } else {
+        trace_rdma_soft_port_failed(netdev->name, error_get_pretty(err));
+        error_free(err);
+    }
 }
 
 /* The netdev the port is on, or NULL (no GID yet, or no netdev). */

@@ -100,7 +100,7 @@ static uint32_t rdma_soft_local_access(RdmaWrOpcode op)
 }
 
 /* Which opcodes a QP type can execute. */
-static bool rdma_soft_opcode_ok(const RdmaQp *qp, RdmaWrOpcode op)
+bool rdma_soft_opcode_ok(const RdmaQp *qp, RdmaWrOpcode op)
 {
     if (op == RDMA_WR_LOCAL_INV || op == RDMA_WR_FAST_REG_MR) {
         return true;                    /* local: any QP type */
@@ -140,15 +140,25 @@ void rdma_soft_qp_locate(RdmaSoftQp *sqp, const uint8_t *dgid)
                   !rdma_rm_gid_is_local(sqp->soft->be.rm, dgid);
 }
 
+/*
+ * The GID RC QP @sqp sends from, and takes requests and responses for:
+ * the one its address vector names.
+ */
+const uint8_t *rdma_soft_qp_sgid(const RdmaSoftQp *sqp)
+{
+    RdmaResources *rm = sqp->soft->be.rm;
+
+    return rm->gids[MIN(sqp->qp->attr.ah.sgid_index,
+                        rm->limits.gid_tbl_len - 1)].gid;
+}
+
 /* Address @pkt of RC QP @sqp to its peer (its address vector). */
 void rdma_soft_qp_address(RdmaSoftQp *sqp, RdmaSoftPkt *pkt)
 {
-    RdmaResources *rm = sqp->soft->be.rm;
     const RdmaAh *ah = &sqp->qp->attr.ah;
 
     pkt->remote = sqp->remote;
-    memcpy(pkt->sgid, rm->gids[MIN(ah->sgid_index,
-                                   rm->limits.gid_tbl_len - 1)].gid, 16);
+    memcpy(pkt->sgid, rdma_soft_qp_sgid(sqp), 16);
     memcpy(pkt->dgid, ah->dgid, 16);
     memcpy(pkt->dmac, ah->dmac, 6);
     pkt->hop_limit = ah->hop_limit;
@@ -370,8 +380,12 @@ static bool rdma_soft_req_window_open(RdmaSoftQp *sqp, uint32_t last)
            (int32_t)rdma_soft_wire_window(sqp);
 }
 
-/* The packet of @w at w->next_psn. */
-static void rdma_soft_req_build(RdmaSoftQp *sqp, RdmaSoftWqe *w,
+/*
+ * The packet of @w at w->next_psn; false if @w has none, which
+ * rdma_soft_wqe_start() (or the check of a migrated WR) should have
+ * refused: the WR fails instead of sending something else.
+ */
+static bool rdma_soft_req_build(RdmaSoftQp *sqp, RdmaSoftWqe *w,
                                 RdmaSoftPkt *pkt)
 {
     RdmaResources *rm = sqp->soft->be.rm;
@@ -382,6 +396,7 @@ static void rdma_soft_req_build(RdmaSoftQp *sqp, RdmaSoftWqe *w,
     uint64_t off = (uint64_t)idx * pmtu;
     bool ud = qp->type != RDMA_QPT_RC;
     bool first = idx == 0, last;
+    int opcode;
 
     memset(pkt, 0, sizeof(*pkt));
     pkt->psn = w->next_psn;
@@ -406,8 +421,8 @@ static void rdma_soft_req_build(RdmaSoftQp *sqp, RdmaSoftWqe *w,
         }
         last = true;
     } else if (rdma_soft_is_atomic(wr->opcode)) {
-        pkt->opcode = rdma_soft_req_opcode(RDMA_OPC_RC, wr->opcode, true,
-                                           true);
+        pkt->opcode = wr->opcode == RDMA_WR_ATOMIC_CMP_AND_SWP ?
+                      RDMA_OPC_COMPARE_SWAP : RDMA_OPC_FETCH_ADD;
         pkt->va = wr->remote_addr;
         pkt->rkey = wr->rkey;
         pkt->swap_add = wr->opcode == RDMA_WR_ATOMIC_CMP_AND_SWP ?
@@ -417,8 +432,12 @@ static void rdma_soft_req_build(RdmaSoftQp *sqp, RdmaSoftWqe *w,
     } else {
         pkt->paylen = MIN(w->len - off, pmtu);
         last = off + pkt->paylen == w->len;
-        pkt->opcode = rdma_soft_req_opcode(ud ? RDMA_OPC_UD : RDMA_OPC_RC,
-                                           wr->opcode, first, last);
+        opcode = rdma_soft_req_opcode(ud ? RDMA_OPC_UD : RDMA_OPC_RC,
+                                      wr->opcode, first, last);
+        if (opcode < 0) {
+            return false;
+        }
+        pkt->opcode = opcode;
         if (first) {
             pkt->va = wr->remote_addr;
             pkt->rkey = wr->rkey;
@@ -440,7 +459,8 @@ static void rdma_soft_req_build(RdmaSoftQp *sqp, RdmaSoftWqe *w,
         pkt->dest_qpn = wr->remote_qpn;
         pkt->qkey = wr->remote_qkey & RDMA_QKEY_PRIVILEGED ?
                     qp->attr.qkey : wr->remote_qkey;
-        memcpy(pkt->sgid, rm->gids[wr->sgid_index].gid, 16);
+        memcpy(pkt->sgid, rm->gids[MIN(wr->sgid_index,
+                                       rm->limits.gid_tbl_len - 1)].gid, 16);
         memcpy(pkt->dgid, wr->dgid, 16);
         pkt->remote = !rdma_rm_gid_is_local(rm, wr->dgid);
         memcpy(pkt->dmac, wr->dmac, 6);
@@ -455,6 +475,7 @@ static void rdma_soft_req_build(RdmaSoftQp *sqp, RdmaSoftWqe *w,
                                0);
         rdma_soft_qp_address(sqp, pkt);
     }
+    return true;
 }
 
 /*
@@ -497,7 +518,10 @@ void rdma_soft_req_run(RdmaSoftQp *sqp)
                 break;
             }
         }
-        rdma_soft_req_build(sqp, w, &pkt);
+        if (!rdma_soft_req_build(sqp, w, &pkt)) {
+            rdma_soft_fail_wqe(sqp, w, RDMA_WC_LOC_QP_OP_ERR);
+            break;
+        }
         npkts = pkt.opcode == RDMA_OPC_READ_REQUEST ?
                 MAX(DIV_ROUND_UP(pkt.dma_len, rdma_soft_pmtu(sqp->qp)), 1) :
                 1;

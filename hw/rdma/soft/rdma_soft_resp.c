@@ -2,14 +2,20 @@
  * The soft RDMA engine: the responder.
  *
  * Request packets arrive here for the QP they are addressed to.  An RC
- * responder takes them in PSN order (IB 9.7.5.1): the expected PSN is
- * executed, an older one is a duplicate (acknowledged, never executed
- * twice), a newer one is a sequence error NAKed once.  Then it checks the
- * opcode against the message in progress, the keys and rights against its
- * memory, places the data, completes receive WQEs and answers: an ACK when
- * asked, READ responses, an atomic ACK, or a NAK (RNR, invalid request,
- * remote access, remote operational error), after which the QP goes to
- * ERR as the IB spec says of a responder that NAKs.
+ * responder checks each in the order of Linux rxe's responder, and of
+ * IB 9.7.5.1: the PSN (the expected one is executed, an older one is a
+ * duplicate, a newer one a sequence error NAKed once), the opcode against
+ * the message in progress, the lengths, then the keys and rights against
+ * its memory.  It places the data, completes receive WQEs and answers: an
+ * ACK when asked, READ responses, an atomic ACK, or a NAK (RNR, invalid
+ * request, remote access, remote operational error), after which the QP
+ * goes to ERR as the IB spec says of a responder that NAKs.
+ *
+ * A duplicate is never executed twice and never NAKed: a SEND or WRITE is
+ * acknowledged, a READ answered again from the responder resource it is
+ * part of, an atomic answered with the result it had; any other is
+ * dropped.  Anyone on the link can send a duplicate with a peer's address,
+ * so a duplicate must cost the connection nothing.
  *
  * An RDMA READ is answered in packets of the path MTU from a responder
  * resource; a long one goes on from the run bottom half, one step per
@@ -245,11 +251,6 @@ static void rdma_soft_resp_write(RdmaSoftQp *sqp, const RdmaSoftPkt *pkt)
             return;
         }
     }
-    if (pkt->paylen > r->len - r->off) {
-        rdma_soft_nak(sqp, pkt->psn, RDMA_NAK_INV_REQ,
-                      RDMA_EVENT_QP_REQ_ERR);
-        return;
-    }
     /*
      * The data first: the receive WQE the immediate consumes completes
      * only for data that is in place.  An RNR NAK then costs the last
@@ -288,28 +289,59 @@ static void rdma_soft_resp_write(RdmaSoftQp *sqp, const RdmaSoftPkt *pkt)
     rdma_soft_resp_done(sqp, pkt, 1);
 }
 
-/* Keep @pkt until the READ being answered is done: false if full. */
+static bool rdma_soft_resp_worth_answering(RdmaSoftQp *sqp,
+                                           const RdmaSoftPkt *pkt);
+
+/*
+ * Keep @pkt until the READ being answered is done: false if it is not
+ * kept.  Its payload is copied: a frame's does not outlive its delivery,
+ * and one in the sender's memory on this device might be another QP's by
+ * the time it is taken (the QP number reused).
+ */
 static bool rdma_soft_backlog_add(RdmaSoftQp *sqp, const RdmaSoftPkt *pkt)
 {
-    uint32_t bytes = pkt->data == RDMA_DATA_BYTES ? pkt->paylen : 0;
+    RdmaSoft *soft = sqp->soft;
+    uint64_t size = sizeof(RdmaSoftBacklogPkt) + pkt->paylen;
+    RDMA_SOFT_UNINIT RdmaSoftSgl src;
     RdmaSoftBacklogPkt *b;
+    uint64_t off;
 
-    if (g_queue_get_length(&sqp->backlog) >= RDMA_SOFT_BACKLOG_MAX) {
+    if (g_queue_get_length(&sqp->backlog) >= RDMA_SOFT_BACKLOG_MAX ||
+        soft->backlog_bytes + size > RDMA_SOFT_BACKLOG_BYTES) {
         return false;
     }
-    b = g_malloc(sizeof(*b) + bytes);
+    b = g_malloc(size);
     b->pkt = *pkt;
-    if (bytes) {
-        memcpy(b->payload, pkt->bytes, bytes);
+    if (pkt->paylen) {
+        if (pkt->data == RDMA_DATA_BYTES) {
+            memcpy(b->payload, pkt->bytes, pkt->paylen);
+        } else if (!rdma_soft_payload_sgl(soft, pkt, &src, &off) ||
+                   !rdma_soft_read_buf(soft->be.rm->pdev, &src, off,
+                                       b->payload, pkt->paylen)) {
+            g_free(b);
+            return false;
+        }
+        b->pkt.data = RDMA_DATA_BYTES;
         b->pkt.bytes = b->payload;
     }
+    soft->backlog_bytes += size;
     g_queue_push_tail(&sqp->backlog, b);
     return true;
 }
 
+static void rdma_soft_backlog_free(RdmaSoftQp *sqp, RdmaSoftBacklogPkt *b)
+{
+    sqp->soft->backlog_bytes -= sizeof(*b) + b->pkt.paylen;
+    g_free(b);
+}
+
 void rdma_soft_backlog_clear(RdmaSoftQp *sqp)
 {
-    g_queue_clear_full(&sqp->backlog, g_free);
+    RdmaSoftBacklogPkt *b;
+
+    while ((b = g_queue_pop_head(&sqp->backlog))) {
+        rdma_soft_backlog_free(sqp, b);
+    }
 }
 
 /* Is the responder answering a READ, or are requests waiting for it? */
@@ -323,10 +355,23 @@ static void rdma_soft_resp_take(RdmaSoftQp *sqp, const RdmaSoftPkt *pkt);
 void rdma_soft_resp_recv(RdmaSoftQp *sqp, const RdmaSoftPkt *pkt)
 {
     if (sqp->qp->type == RDMA_QPT_RC && rdma_soft_resp_busy(sqp)) {
-        /* Only from the link: a requester of this device waits. */
-        if (!rdma_soft_backlog_add(sqp, pkt)) {
+        /*
+         * It waits its turn, if it can come to anything then (checked
+         * again when it is taken): the queue is for the peer's requests,
+         * not for a neighbour's.
+         */
+        if (!rdma_soft_resp_worth_answering(sqp, pkt) ||
+            !rdma_soft_backlog_add(sqp, pkt)) {
+            RdmaQp *src = pkt->remote ? NULL :
+                          rdma_rm_qp_by_num(sqp->soft->be.rm, pkt->src_qpn);
+
             sqp->soft->stats.rx_dropped++;
-            trace_rdma_soft_drop(sqp->qp->qpn, pkt->opcode, "backlog full");
+            trace_rdma_soft_drop(sqp->qp->qpn, pkt->opcode,
+                                 "not kept while a READ is answered");
+            if (src && src->be) {
+                /* On this device the sender learns it at once. */
+                rdma_soft_comp_unreachable(src->be, pkt->psn);
+            }
         }
         return;
     }
@@ -343,7 +388,7 @@ static void rdma_soft_backlog_next(RdmaSoftQp *sqp)
 
     if (b) {
         rdma_soft_resp_take(sqp, &b->pkt);
-        g_free(b);
+        rdma_soft_backlog_free(sqp, b);
     }
     if (!sqp->resp.read && !g_queue_is_empty(&sqp->backlog)) {
         sqp->resp.due = true;
@@ -397,16 +442,35 @@ void rdma_soft_resp_run(RdmaSoftQp *sqp)
     rdma_soft_xmit(sqp->soft, &pkt);
 }
 
-/*
- * An RDMA READ request: check it, then answer from a responder resource;
- * a duplicate (@dup) takes the resource over, answered from its PSN.
- */
-static void rdma_soft_resp_read(RdmaSoftQp *sqp, const RdmaSoftPkt *pkt,
-                                bool dup)
+/* Answer [@va, +@len) under @rkey from @psn on (@dup: a duplicate). */
+static void rdma_soft_resp_answer(RdmaSoftQp *sqp, const RdmaSoftPkt *pkt,
+                                  uint64_t va, uint32_t rkey, uint32_t len,
+                                  bool dup)
 {
     RdmaSoftResp *r = &sqp->resp;
-    uint64_t npsn = MAX(DIV_ROUND_UP((uint64_t)pkt->dma_len,
-                                     rdma_soft_pmtu(sqp->qp)), 1);
+
+    r->read = true;
+    r->read_qpn = pkt->src_qpn;
+    r->read_psn = pkt->psn;
+    r->read_va = va;
+    r->read_rkey = rkey;
+    r->read_len = len;
+    r->read_off = 0;
+    r->read_dup = dup;
+    rdma_soft_resp_run(sqp);
+}
+
+/* PSNs the responses to a READ of @len bytes take (at least one). */
+static uint32_t rdma_soft_read_npsn(RdmaSoftQp *sqp, uint64_t len)
+{
+    return MAX(DIV_ROUND_UP(len, rdma_soft_pmtu(sqp->qp)), 1);
+}
+
+/* A new RDMA READ request: check it, keep it as a resource, answer it. */
+static void rdma_soft_resp_read(RdmaSoftQp *sqp, const RdmaSoftPkt *pkt)
+{
+    RdmaSoftResp *r = &sqp->resp;
+    uint32_t npsn = rdma_soft_read_npsn(sqp, pkt->dma_len);
     RDMA_SOFT_UNINIT RdmaSoftSgl remote;
 
     if (pkt->dma_len &&
@@ -414,18 +478,48 @@ static void rdma_soft_resp_read(RdmaSoftQp *sqp, const RdmaSoftPkt *pkt,
                                 RDMA_ACCESS_REMOTE_READ, &remote)) {
         return;
     }
-    r->read = true;
-    r->read_qpn = pkt->src_qpn;
-    r->read_psn = pkt->psn;
-    r->read_va = pkt->va;
-    r->read_rkey = pkt->rkey;
-    r->read_len = pkt->dma_len;
-    r->read_off = 0;
-    r->read_dup = dup;
-    if (!dup) {
-        r->epsn = (pkt->psn + npsn) & RDMA_PSN_MASK;
+    r->res[r->res_next] = (RdmaSoftReadRes) {
+        .first_psn = pkt->psn,
+        .last_psn = (pkt->psn + npsn - 1) & RDMA_PSN_MASK,
+        .va = pkt->va, .rkey = pkt->rkey, .len = pkt->dma_len,
+    };
+    r->res_next = (r->res_next + 1) % RDMA_SOFT_RD_ATOM;
+    r->nres = MIN(r->nres + 1, RDMA_SOFT_RD_ATOM);
+    r->epsn = (pkt->psn + npsn) & RDMA_PSN_MASK;
+    rdma_soft_resp_answer(sqp, pkt, pkt->va, pkt->rkey, pkt->dma_len, false);
+}
+
+/*
+ * The responder resource a duplicate READ @pkt asks again, or NULL: one
+ * of the QP's newest max_dest_rd_atomic READs whose responses include
+ * @pkt's PSN, under the same rkey, of which @pkt asks the part from that
+ * PSN on (its address where that PSN's data starts, its end inside).
+ * That is what a requester asks again when responses were lost, the
+ * whole request or its tail (IB 9.7.5.1.1; rxe: find_resource).
+ */
+static const RdmaSoftReadRes *rdma_soft_read_res_of(RdmaSoftQp *sqp,
+                                                    const RdmaSoftPkt *pkt)
+{
+    const RdmaSoftResp *r = &sqp->resp;
+    int n = MIN(r->nres, MAX(sqp->qp->attr.max_dest_rd_atomic, 1));
+
+    for (int k = 1; k <= n; k++) {
+        const RdmaSoftReadRes *res =
+            &r->res[(r->res_next + RDMA_SOFT_RD_ATOM - k) % RDMA_SOFT_RD_ATOM];
+        int32_t idx = rdma_psn_diff(pkt->psn, res->first_psn);
+        uint64_t skip = (uint64_t)MAX(idx, 0) * rdma_soft_pmtu(sqp->qp);
+
+        if (idx < 0 || rdma_psn_diff(pkt->psn, res->last_psn) > 0) {
+            continue;
+        }
+        if (pkt->rkey == res->rkey && skip <= res->len &&
+            pkt->va == res->va + skip &&
+            pkt->dma_len <= res->len - skip) {
+            return res;
+        }
+        return NULL;                /* its PSN's READ, but not a part of it */
     }
-    rdma_soft_resp_run(sqp);
+    return NULL;
 }
 
 /* Keep the result of the atomic at @psn, over the oldest one kept. */
@@ -503,21 +597,41 @@ static bool rdma_soft_resp_in_sequence(RdmaSoftResp *r,
 /*
  * A duplicate request (IB 9.7.5.1.1): its requester did not hear the
  * answer.  A SEND or WRITE is never executed again, only acknowledged (up
- * to the last PSN executed); a READ is answered again from its PSN; an
- * atomic gets the result it had.
+ * to the last PSN executed); a READ is answered
+ * again when it is (part of) a responder resource; an atomic gets the
+ * result it had.  Anything else is dropped, and nothing NAKs: a frame
+ * with a peer's address and an old PSN is no proof that the peer sent it.
  */
 static void rdma_soft_resp_duplicate(RdmaSoftQp *sqp, const RdmaSoftPkt *pkt)
 {
     RdmaSoftResp *r = &sqp->resp;
+    RDMA_SOFT_UNINIT RdmaSoftSgl remote;
     RDMA_SOFT_UNINIT RdmaSoftPkt ack;
+    const RdmaSoftReadRes *res;
+    int i;
 
     sqp->soft->stats.duplicates++;
     trace_rdma_soft_drop(sqp->qp->qpn, pkt->opcode, "duplicate");
     if (pkt->mask & RDMA_PKT_READ) {
-        rdma_soft_resp_read(sqp, pkt, true);
+        res = rdma_soft_read_res_of(sqp, pkt);
+        if (!res) {
+            trace_rdma_soft_dup_read_drop(sqp->qp->qpn, pkt->psn, pkt->va,
+                                          pkt->rkey, pkt->dma_len);
+            return;
+        }
+        /* Its MR may be gone since: then there is nothing to answer. */
+        if (pkt->dma_len &&
+            !rdma_soft_remote_seg(sqp->soft->be.rm, sqp->qp, pkt->va,
+                                  pkt->rkey, pkt->dma_len,
+                                  RDMA_ACCESS_REMOTE_READ, &remote)) {
+            trace_rdma_soft_drop(sqp->qp->qpn, pkt->opcode,
+                                 "duplicate READ of an MR now gone");
+            return;
+        }
+        rdma_soft_resp_answer(sqp, pkt, pkt->va, pkt->rkey, pkt->dma_len,
+                              true);
     } else if (pkt->mask & RDMA_PKT_ATOMIC) {
-        int i = rdma_soft_atomic_find(r, pkt->psn);
-
+        i = rdma_soft_atomic_find(r, pkt->psn);
         if (i >= 0) {
             rdma_soft_resp_pkt(sqp, &ack, RDMA_OPC_ATOMIC_ACKNOWLEDGE,
                                RDMA_AETH_ACK | RDMA_AETH_CREDITS_INVALID,
@@ -525,13 +639,119 @@ static void rdma_soft_resp_duplicate(RdmaSoftQp *sqp, const RdmaSoftPkt *pkt)
             ack.orig = r->atomic[i].orig;
             rdma_soft_xmit(sqp->soft, &ack);
         } else {
-            /* Older than what is kept: its requester broke the limit. */
+            /* Not one kept: older than those, or never executed. */
             trace_rdma_soft_drop(sqp->qp->qpn, pkt->opcode,
-                                 "atomic result no longer kept");
+                                 "atomic result not kept");
         }
-    } else if (pkt->ackreq) {
+    } else {
+        /* Asked for or not: the ACK may be what was lost (rxe: C9-105). */
         rdma_soft_ack(sqp, (r->epsn - 1) & RDMA_PSN_MASK);
     }
+}
+
+/*
+ * May @pkt, which arrives while a READ is being answered, come to
+ * anything when its turn comes?  A request not ahead of what can be
+ * waiting, with no more payload than the path MTU; a duplicate only when
+ * it would be answered (rdma_soft_resp_duplicate()).
+ */
+static bool rdma_soft_resp_worth_answering(RdmaSoftQp *sqp,
+                                           const RdmaSoftPkt *pkt)
+{
+    const RdmaSoftResp *r = &sqp->resp;
+    int32_t d = rdma_psn_diff(pkt->psn, r->epsn);
+
+    if (pkt->paylen > rdma_soft_pmtu(sqp->qp) ||
+        d >= RDMA_SOFT_BACKLOG_MAX) {
+        return false;
+    }
+    if (d >= 0) {
+        return true;
+    }
+    if (pkt->mask & RDMA_PKT_READ) {
+        return rdma_soft_read_res_of(sqp, pkt);
+    }
+    if (pkt->mask & RDMA_PKT_ATOMIC) {
+        return rdma_soft_atomic_find(r, pkt->psn) >= 0;
+    }
+    return true;                    /* a SEND or WRITE: ACKed again */
+}
+
+/*
+ * May the QP execute @pkt's operation at all (rxe: check_op_valid and
+ * check_resource)?  Its access flags must allow remote WRITE, READ or
+ * atomics, and a READ or atomic needs a responder resource
+ * (max_dest_rd_atomic > 0); else the request is invalid (a class C
+ * error, NAK invalid request, as rxe gives), not a remote access error:
+ * no key was looked at.
+ */
+static bool rdma_soft_resp_op_valid(RdmaSoftQp *sqp, const RdmaSoftPkt *pkt)
+{
+    const RdmaQp *qp = sqp->qp;
+    uint32_t need = pkt->mask & RDMA_PKT_WRITE ? RDMA_ACCESS_REMOTE_WRITE :
+                    pkt->mask & RDMA_PKT_READ ? RDMA_ACCESS_REMOTE_READ :
+                    pkt->mask & RDMA_PKT_ATOMIC ? RDMA_ACCESS_REMOTE_ATOMIC :
+                    0;
+    const char *why = NULL;
+
+    if (need && !(qp->attr.qp_access_flags & need)) {
+        why = "an operation the QP's access flags do not allow";
+    } else if ((pkt->mask & (RDMA_PKT_READ | RDMA_PKT_ATOMIC)) &&
+               !qp->attr.max_dest_rd_atomic) {
+        why = "a READ or atomic with no responder resource";
+    }
+    if (why) {
+        trace_rdma_soft_req_refused(qp->qpn, pkt->psn, pkt->opcode,
+                                       pkt->paylen, pkt->dma_len, why);
+        return false;
+    }
+    return true;
+}
+
+/*
+ * The lengths of a request packet (rxe's check_length, after IB C9-92
+ * and C9-94): a first or middle packet carries exactly the path MTU,
+ * a last one at least a byte and at most the MTU, an only one at most the
+ * MTU; a WRITE's packets add up to exactly its RETH length, and no
+ * message is longer than max_msg_sz.
+ */
+static bool rdma_soft_resp_length_ok(RdmaSoftQp *sqp, const RdmaSoftPkt *pkt)
+{
+    const RdmaSoftResp *r = &sqp->resp;
+    uint64_t pmtu = rdma_soft_pmtu(sqp->qp);
+    bool first = pkt->mask & RDMA_PKT_FIRST;
+    bool last = pkt->mask & RDMA_PKT_LAST;
+    uint64_t left;
+    const char *why = NULL;
+
+    if (pkt->mask & RDMA_PKT_ATOMIC) {
+        return true;
+    }
+    if (pkt->mask & RDMA_PKT_READ) {
+        why = pkt->dma_len > RDMA_SOFT_MAX_MSG ? "READ longer than 2 GiB" :
+              NULL;
+    } else if (pkt->paylen > pmtu) {
+        why = "payload longer than the path MTU";
+    } else if (!last && pkt->paylen != pmtu) {
+        why = "first or middle packet not of the path MTU";
+    } else if (last && !first && !pkt->paylen) {
+        why = "empty last packet";
+    } else if (pkt->mask & RDMA_PKT_WRITE) {
+        left = first ? pkt->dma_len : r->len - r->off;
+        if (first && pkt->dma_len > RDMA_SOFT_MAX_MSG) {
+            why = "WRITE longer than 2 GiB";
+        } else if (pkt->paylen > left || (last && pkt->paylen != left)) {
+            why = "WRITE packets not of its RETH length";
+        }
+    } else if ((first ? 0 : r->off) + pkt->paylen > RDMA_SOFT_MAX_MSG) {
+        why = "SEND longer than 2 GiB";
+    }
+    if (why) {
+        trace_rdma_soft_req_refused(sqp->qp->qpn, pkt->psn, pkt->opcode,
+                                       pkt->paylen, pkt->dma_len, why);
+        return false;
+    }
+    return true;
 }
 
 /* RC: the PSN check; true when @pkt is the one expected. */
@@ -572,7 +792,9 @@ static void rdma_soft_resp_take(RdmaSoftQp *sqp, const RdmaSoftPkt *pkt)
     if (!rdma_soft_resp_psn_ok(sqp, pkt)) {
         return;
     }
-    if (!rdma_soft_resp_in_sequence(r, pkt)) {
+    if (!rdma_soft_resp_in_sequence(r, pkt) ||
+        !rdma_soft_resp_op_valid(sqp, pkt) ||
+        !rdma_soft_resp_length_ok(sqp, pkt)) {
         rdma_soft_nak(sqp, pkt->psn, RDMA_NAK_INV_REQ, RDMA_EVENT_QP_REQ_ERR);
         return;
     }
@@ -581,7 +803,7 @@ static void rdma_soft_resp_take(RdmaSoftQp *sqp, const RdmaSoftPkt *pkt)
     } else if (pkt->mask & RDMA_PKT_WRITE) {
         rdma_soft_resp_write(sqp, pkt);
     } else if (pkt->mask & RDMA_PKT_READ) {
-        rdma_soft_resp_read(sqp, pkt, false);
+        rdma_soft_resp_read(sqp, pkt);
     } else {
         rdma_soft_resp_atomic(sqp, pkt);
     }

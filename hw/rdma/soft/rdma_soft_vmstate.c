@@ -113,12 +113,42 @@ static bool rdma_soft_mig_natomic_ok(void *opaque, int version_id)
     return true;
 }
 
+static const VMStateDescription vmstate_rdma_soft_read_res = {
+    .name = "rdma-soft-read-res",
+    .version_id = 1,
+    .minimum_version_id = 1,
+    .fields = (const VMStateField[]) {
+        VMSTATE_UINT32(first_psn, RdmaSoftReadRes),
+        VMSTATE_UINT32(last_psn, RdmaSoftReadRes),
+        VMSTATE_UINT64(va, RdmaSoftReadRes),
+        VMSTATE_UINT32(rkey, RdmaSoftReadRes),
+        VMSTATE_UINT32(len, RdmaSoftReadRes),
+        VMSTATE_END_OF_LIST()
+    },
+};
+
+/* Before the READ resources are read: their count fits the ring. */
+static bool rdma_soft_mig_nres_ok(void *opaque, int version_id)
+{
+    RdmaSoftQpMig *m = opaque;
+
+    if (m->resp.nres > RDMA_SOFT_RD_ATOM ||
+        m->resp.res_next >= RDMA_SOFT_RD_ATOM ||
+        (m->resp.nres < RDMA_SOFT_RD_ATOM &&
+         m->resp.res_next != m->resp.nres)) {
+        error_report("rdma: incoming QP %u: %u READ resources, next "
+                     "slot %u", m->qpn, m->resp.nres, m->resp.res_next);
+        return false;
+    }
+    return true;
+}
+
 RDMA_MIG_ZERO(RdmaSoftQpMig)
 
 static const VMStateDescription vmstate_rdma_soft_qp = {
     .name = "rdma-soft-qp",
-    .version_id = 4,
-    .minimum_version_id = 4,
+    .version_id = 5,                /* 5: the responder's READ resources */
+    .minimum_version_id = 5,
     .pre_load = rdma_mig_zero_RdmaSoftQpMig,
     .fields = (const VMStateField[]) {
         VMSTATE_UINT32(qpn, RdmaSoftQpMig),
@@ -160,6 +190,12 @@ static const VMStateDescription vmstate_rdma_soft_qp = {
                                     resp.natomic, 0,
                                     vmstate_rdma_soft_atomic,
                                     RdmaSoftAtomicRes),
+        VMSTATE_UINT8(resp.nres, RdmaSoftQpMig),
+        VMSTATE_UINT8(resp.res_next, RdmaSoftQpMig),
+        VMSTATE_VALIDATE("READ resources", rdma_soft_mig_nres_ok),
+        VMSTATE_STRUCT_VARRAY_UINT8(resp.res, RdmaSoftQpMig, resp.nres, 0,
+                                    vmstate_rdma_soft_read_res,
+                                    RdmaSoftReadRes),
         VMSTATE_END_OF_LIST()
     },
 };
@@ -299,8 +335,9 @@ static bool rdma_soft_mig_count_ok(void *opaque, int version_id)
 {
     RdmaSoft *soft = container_of((RdmaBackend *)opaque, RdmaSoft, be);
 
+    /* One record per QP, and the QPs were restored (the core loads first). */
     if (soft->mig_n < 0 ||
-        soft->mig_n > soft->be.rm->tables[RDMA_RES_QP].size) {
+        soft->mig_n > soft->be.rm->tables[RDMA_RES_QP].used) {
         error_report("rdma: incoming count of QP records %d out of range",
                      soft->mig_n);
         soft->mig_n = 0;
@@ -309,14 +346,23 @@ static bool rdma_soft_mig_count_ok(void *opaque, int version_id)
     return true;
 }
 
+/*
+ * At most as many outstanding WRs as the send queues of the restored QPs
+ * hold (rdma_soft_mig_why() checks each QP's share), not as many as the
+ * device's limits would allow: the array is allocated for them.
+ */
 static bool rdma_soft_mig_nwqe_ok(void *opaque, int version_id)
 {
     RdmaSoft *soft = container_of((RdmaBackend *)opaque, RdmaSoft, be);
-    RdmaResources *rm = soft->be.rm;
+    RdmaTable *t = &soft->be.rm->tables[RDMA_RES_QP];
+    int64_t room = 0;
 
-    if (soft->mig_nwqe < 0 ||
-        soft->mig_nwqe > (int64_t)rm->tables[RDMA_RES_QP].size *
-                         rm->limits.max_qp_wr) {
+    for (uint32_t h = 0; h < t->size; h++) {
+        RdmaQp *qp = t->slots[h];
+
+        room += qp ? MAX(qp->cap.max_send_wr, 1) : 0;
+    }
+    if (soft->mig_nwqe < 0 || soft->mig_nwqe > room) {
         error_report("rdma: incoming count of outstanding WRs %d out of "
                      "range", soft->mig_nwqe);
         soft->mig_nwqe = 0;
@@ -343,8 +389,36 @@ static bool rdma_psn_ok(uint32_t psn)
     return psn <= RDMA_PSN_MASK;
 }
 
+/*
+ * Why started WR @wr of @qp could not have passed the checks of its
+ * start (rdma_soft_wqe_start()), or NULL: a restored WR is sent again
+ * without them.  Its keys are checked anew at every packet.
+ */
+static const char *rdma_soft_mig_started_why(RdmaResources *rm,
+                                             const RdmaQp *qp,
+                                             const RdmaSendWr *wr,
+                                             uint64_t len)
+{
+    if (!rdma_soft_opcode_ok(qp, wr->opcode) ||
+        wr->opcode == RDMA_WR_FAST_REG_MR || wr->opcode == RDMA_WR_LOCAL_INV) {
+        return "an opcode the QP does not send";
+    }
+    if ((wr->opcode == RDMA_WR_ATOMIC_CMP_AND_SWP ||
+         wr->opcode == RDMA_WR_ATOMIC_FETCH_AND_ADD) && len != 8) {
+        return "an atomic that is not of 8 bytes";
+    }
+    if (qp->type != RDMA_QPT_RC &&
+        (len > RDMA_SOFT_UD_MAX || wr->remote_qpn > RDMA_MAX_QPN ||
+         wr->sgid_index >= rm->limits.gid_tbl_len ||
+         !rm->gids[wr->sgid_index].valid)) {
+        return "a UD WR the QP could not have sent";
+    }
+    return NULL;
+}
+
 /* Why outstanding WR @w of @qp cannot be, or NULL. */
-static const char *rdma_soft_mig_wqe_why(RdmaQp *qp, const RdmaSoftWqeMig *w,
+static const char *rdma_soft_mig_wqe_why(RdmaResources *rm, RdmaQp *qp,
+                                         const RdmaSoftWqeMig *w,
                                          uint32_t prev_end)
 {
     uint64_t pmtu = rdma_soft_pmtu(qp), npkts;
@@ -376,7 +450,7 @@ static const char *rdma_soft_mig_wqe_why(RdmaQp *qp, const RdmaSoftWqeMig *w,
         (prev_end != UINT32_MAX && w->first_psn != prev_end)) {
         return "PSNs that do not fit the WR";
     }
-    return NULL;
+    return rdma_soft_mig_started_why(rm, qp, &w->wr, w->len);
 }
 
 static bool rdma_soft_qp_state_in(const RdmaQp *qp, RdmaQpState a,
@@ -432,6 +506,17 @@ static const char *rdma_soft_mig_why(RdmaSoft *soft, const RdmaSoftQpMig *m,
             return "atomic result out of range";
         }
     }
+    for (int i = 0; i < r->nres; i++) {
+        const RdmaSoftReadRes *res = &r->res[i];
+
+        /* Its PSNs are those of its responses at the QP's path MTU. */
+        if (!rdma_psn_ok(res->first_psn) || !rdma_psn_ok(res->last_psn) ||
+            res->len > RDMA_SOFT_MAX_MSG ||
+            ((res->last_psn - res->first_psn) & RDMA_PSN_MASK) + 1 !=
+            MAX(DIV_ROUND_UP((uint64_t)res->len, rdma_soft_pmtu(qp)), 1)) {
+            return "READ responder resource out of range";
+        }
+    }
     if (r->read && (!rdma_psn_ok(r->read_psn) || r->read_qpn > RDMA_MAX_QPN ||
                     r->read_len > RDMA_SOFT_MAX_MSG ||
                     r->read_off > r->read_len)) {
@@ -470,7 +555,8 @@ static const char *rdma_soft_mig_check(RdmaSoft *soft, uint32_t *bad_qpn)
             return "fewer WR records than the QP says";
         }
         for (uint32_t n = 0; n < m->nwqe; n++, wi++) {
-            why = rdma_soft_mig_wqe_why(qp, &soft->mig_wqe[wi], prev_end);
+            why = rdma_soft_mig_wqe_why(soft->be.rm, qp, &soft->mig_wqe[wi],
+                                        prev_end);
             if (why) {
                 return why;
             }
@@ -568,8 +654,8 @@ static int rdma_soft_post_load(void *opaque, int version_id)
 
 const VMStateDescription vmstate_rdma_soft = {
     .name = "rdma-soft",
-    .version_id = 4,                /* 4: the responder's atomic results */
-    .minimum_version_id = 4,
+    .version_id = 5,                /* 5: the responder's READ resources */
+    .minimum_version_id = 5,
     .pre_save = rdma_soft_pre_save,
     .post_save = rdma_soft_post_save,
     .pre_load = rdma_soft_pre_load,

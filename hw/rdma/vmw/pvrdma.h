@@ -84,6 +84,7 @@ struct PvrdmaState {
     RdmaResources rm;
     RdmaBackend *backend;
     QEMUBH *sq_bh;                  /* send queues beyond a doorbell's budget */
+    VMChangeStateEntry *sq_vm_state; /* holds them while the VM is stopped */
     bool reset_pending;             /* reset arrived inside an entry point */
     bool unplugged;                 /* unplug did too: teardown pending */
     bool port_up;                   /* function 0's Ethernet link */

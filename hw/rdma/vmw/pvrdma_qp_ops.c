@@ -24,6 +24,7 @@
 #include "qemu/osdep.h"
 #include "qemu/log.h"
 #include "qemu/main-loop.h"
+#include "system/runstate.h"
 #include "pvrdma.h"
 #include "trace.h"
 
@@ -317,7 +318,8 @@ static void pvrdma_sq_bh(void *opaque)
     RdmaTable *t = &s->rm.tables[RDMA_RES_QP];
     uint32_t h;
 
-    if (!rdma_rm_enter(&s->rm)) {
+    /* A stopped VM's send queues wait for it to run (pvrdma_sq_vm_state) */
+    if (!runstate_is_running() || !rdma_rm_enter(&s->rm)) {
         return;
     }
     for (h = 0; h < t->size && rdma_rm_budget_left(&s->rm); h++) {
@@ -634,10 +636,25 @@ void pvrdma_doorbell_srq(PvrdmaState *s, uint32_t page, uint32_t val)
     }
 }
 
+/*
+ * The send queues the bottom half had left go on when the VM runs again:
+ * while it is stopped the device takes no work from the guest's rings,
+ * as a stopped source of a migration must not.
+ */
+static void pvrdma_sq_vm_state(void *opaque, bool running, RunState state)
+{
+    PvrdmaState *s = opaque;
+
+    if (running) {
+        qemu_bh_schedule(s->sq_bh);
+    }
+}
+
 void pvrdma_qp_ops_init(PvrdmaState *s)
 {
     s->sq_bh = qemu_bh_new_guarded(pvrdma_sq_bh, s,
                                    &DEVICE(s)->mem_reentrancy_guard);
+    s->sq_vm_state = qemu_add_vm_change_state_handler(pvrdma_sq_vm_state, s);
 }
 
 void pvrdma_qp_ops_post_load(PvrdmaState *s)
@@ -656,6 +673,7 @@ void pvrdma_qp_ops_post_load(PvrdmaState *s)
 
 void pvrdma_qp_ops_fini(PvrdmaState *s)
 {
+    qemu_del_vm_change_state_handler(s->sq_vm_state);
     qemu_bh_delete(s->sq_bh);
     s->sq_bh = NULL;
 }
