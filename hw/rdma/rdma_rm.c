@@ -120,6 +120,7 @@ bool rdma_rm_init(RdmaResources *rm, PCIDevice *pdev, RdmaBackend *be,
         }
     }
     rm->gids = g_new0(RdmaGid, limits->gid_tbl_len);
+    rm->mr_gen = g_new0(uint8_t, rm->tables[RDMA_RES_MR].size);
     return true;
 }
 
@@ -135,6 +136,8 @@ void rdma_rm_fini(RdmaResources *rm)
     }
     g_free(rm->gids);
     rm->gids = NULL;
+    g_free(rm->mr_gen);
+    rm->mr_gen = NULL;
 }
 
 /* Forced teardown of one object, whatever references it still has. */
@@ -203,6 +206,10 @@ bool rdma_rm_enter(RdmaResources *rm)
 
     /* Unplugged from inside an entry point: the teardown is pending. */
     if (!rdma_dev_live(rm->pdev)) {
+        return false;
+    }
+    if (rm->loading) {
+        trace_rdma_rm_enter_refused("its state did not load");
         return false;
     }
     if (rm->depth++ == 0) {
@@ -582,10 +589,17 @@ int rdma_rm_destroy_srq(RdmaResources *rm, uint32_t handle)
 
 /* Memory regions */
 
-/* Keys carry the handle in the upper 24 bits; never 0. */
-static uint32_t rdma_mr_key(uint32_t handle)
+/*
+ * A new key for the MR registered in slot @handle: the handle in the
+ * upper 24 bits (never 0), the slot's generation in the low 8, which
+ * changes with every registration, as rxe's and mlx5's key byte does.
+ * So the key a peer kept after the guest deregistered an MR does not
+ * reach the next MR registered in that slot, and keys are not all
+ * guessable from the handles.
+ */
+static uint32_t rdma_mr_key(RdmaResources *rm, uint32_t handle)
 {
-    return handle << 8;
+    return handle << 8 | ++rm->mr_gen[handle];
 }
 
 static int rdma_rm_check_mr(RdmaResources *rm, const RdmaMrReq *req)
@@ -672,7 +686,7 @@ int rdma_rm_create_mr(RdmaResources *rm, const RdmaMrReq *req, RdmaMr **out)
     mr->iova = req->kind == RDMA_MR_USER ? req->start : 0;
     mr->length = req->kind == RDMA_MR_USER ? req->length : 0;
     mr->max_pages = req->kind == RDMA_MR_FRMR ? req->nchunks : 0;
-    mr->lkey = mr->rkey = rdma_mr_key(h);
+    mr->lkey = mr->rkey = rdma_mr_key(rm, h);
     ret = rm->backend->ops->create_mr(rm->backend, mr);
     if (ret < 0) {
         rdma_page_list_free(&mr->pages);
@@ -1529,7 +1543,9 @@ static const char *rdma_rm_restore_mr(RdmaResources *rm, RdmaMr *rec)
     }
     if (rec->kind == RDMA_MR_FRMR) {
         why = rdma_rm_restore_frmr_why(rec);
-    } else if (rec->lkey != rdma_mr_key(rec->handle) || rec->frmr_valid ||
+    } else if ((rec->lkey >> 8) != rec->handle ||
+               (rec->lkey & 0xff) != rm->mr_gen[rec->handle] ||
+               rec->frmr_valid ||
                rec->max_pages ||
                (rec->kind == RDMA_MR_DMA &&
                 (rec->pages.npages || rec->iova || rec->length))) {

@@ -305,6 +305,7 @@ typedef struct RdmaFrontOps {
  * otherwise.
  */
 typedef struct RdmaRmMigration {
+    bool incoming;                  /* a load, not a save, uses the arrays */
     RdmaDevLimits limits;           /* the source's, must equal ours */
     int32_t n[RDMA_RES_MAX];
     RdmaUc *uc;
@@ -323,6 +324,11 @@ typedef struct RdmaResources {
     RdmaTable tables[RDMA_RES_MAX];
     RdmaGid *gids;
     uint64_t mr_pages_total;
+    /*
+     * The key generation of each MR slot (rdma_mr_key()): kept over a
+     * reset, so that no key from before it is valid after it.
+     */
+    uint8_t *mr_gen;
     RdmaBackend *backend;
     PCIDevice *pdev;
     /* Entry points (rdma_rm_enter) */
@@ -333,6 +339,12 @@ typedef struct RdmaResources {
     uint64_t budget_bytes;
     uint64_t entry_bytes;           /* charged in this entry point */
     uint64_t entry_bytes_max;       /* the most one entry point charged */
+    /*
+     * A load of the device's state began and did not complete: what is
+     * there is partly the stream's, never checked.  Every entry point
+     * refuses until a load completes or the device is reset.
+     */
+    bool loading;
     RdmaRmMigration mig;
 } RdmaResources;
 
@@ -500,6 +512,11 @@ const char *rdma_rm_type_name(RdmaResType type);
         return 0;                                                           \
     }
 extern const VMStateDescription vmstate_rdma_page_list;
+/*
+ * Turn a page list loaded from a stream into its pages, if it has at most
+ * @max (else false, with the reason in *@why).
+ */
+bool rdma_mig_expand_pages(RdmaPageList *l, uint32_t max, const char **why);
 const char *rdma_rm_restore(RdmaResources *rm, RdmaResType type, void *rec);
 const char *rdma_rm_restore_gids(RdmaResources *rm, const RdmaGid *gids);
 

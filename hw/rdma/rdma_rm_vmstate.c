@@ -5,9 +5,12 @@
  * of records (copies of the objects, page lists included) and the
  * destination rebuilds them under the same handles, keys and QP numbers
  * with rdma_rm_restore(), which checks every record as the command that
- * created the object was checked.  Counts and page-list lengths are
- * checked before anything is allocated for them: a stream cannot make the
- * destination allocate more than it sends.  Nothing here touches guest
+ * created the object was checked.  Counts are checked before anything is
+ * allocated for them, and page lists stay as the runs the stream carried
+ * until the limits of their object are checked: a stream cannot make the
+ * destination allocate much more than it sends.  A load that fails half
+ * way leaves zeroed records behind it, which the next load frees without
+ * looking at anything but what was loaded.  Nothing here touches guest
  * memory (RAM may still be arriving, and the source's final RAM pass is
  * over when the device is saved).
  *
@@ -38,8 +41,8 @@ RDMA_MIG_ZERO(RdmaQp)
  * contiguously, up to 4095.  Pinned guest memory is mostly in runs (huge
  * pages: 512), so a 1 GiB MR is kilobytes, not 2 MiB, and a list of
  * scattered pages costs what it did as an array.  Words are read in one
- * buffer and must add up to exactly npages (checked by then, so the
- * array is bounded before it is allocated).
+ * buffer and must add up to exactly npages; they stay runs (nruns) until
+ * rdma_mig_expand_pages(), once the object's limits are known to hold.
  */
 #define RDMA_MIG_RUN_MAX    (RDMA_PAGE_SIZE - 1)
 
@@ -79,7 +82,6 @@ static int rdma_mig_get_pages(QEMUFile *f, void *pv, size_t size,
     }
     w = g_new(uint64_t, MAX(n, 1));
     qemu_get_buffer(f, (uint8_t *)w, n * sizeof(uint64_t));
-    l->pages = l->npages ? g_new(uint64_t, l->npages) : NULL;
     for (uint32_t i = 0; i < n; i++) {
         uint64_t v = be64_to_cpu(w[i]);
         uint32_t run = v & RDMA_MIG_RUN_MAX;
@@ -91,16 +93,41 @@ static int rdma_mig_get_pages(QEMUFile *f, void *pv, size_t size,
                          l->npages);
             return -EINVAL;
         }
-        for (uint32_t j = 0; j <= run; j++) {
-            l->pages[done++] = page + (uint64_t)j * RDMA_PAGE_SIZE;
-        }
+        done += run + 1;
+        w[i] = v;
     }
     if (done != l->npages) {
         error_report("rdma: incoming page runs make %u of %u pages", done,
                      l->npages);
         return -EINVAL;
     }
+    l->pages = g_steal_pointer(&w);
+    l->nruns = n;
     return 0;
+}
+
+bool rdma_mig_expand_pages(RdmaPageList *l, uint32_t max, const char **why)
+{
+    g_autofree uint64_t *w = NULL;
+    uint32_t done = 0;
+
+    if (!l->nruns) {
+        return true;                /* nothing loaded, or expanded already */
+    }
+    if (l->npages > max) {
+        *why = "more pages than the object may have";
+        return false;
+    }
+    w = l->pages;
+    l->pages = g_new(uint64_t, l->npages);
+    for (uint32_t i = 0; i < l->nruns; i++) {
+        for (uint32_t j = 0; j <= (w[i] & RDMA_MIG_RUN_MAX); j++) {
+            l->pages[done++] = (w[i] & ~(uint64_t)RDMA_MIG_RUN_MAX) +
+                               (uint64_t)j * RDMA_PAGE_SIZE;
+        }
+    }
+    l->nruns = 0;
+    return true;
 }
 
 static const VMStateInfo vmstate_info_rdma_pages = {
@@ -426,6 +453,7 @@ static int rdma_rm_pre_save(void *opaque)
 {
     RdmaResources *rm = opaque;
 
+    rm->mig.incoming = false;
     rm->mig.limits = rm->limits;
     rm->mig.gids = rm->gids;
     for (int t = 0; t < RDMA_RES_MAX; t++) {
@@ -458,6 +486,7 @@ static int rdma_rm_pre_load(void *opaque)
     rdma_rm_reset(rm);
     rdma_mig_free(rm, true);
     memset(&rm->mig, 0, sizeof(rm->mig));
+    rm->mig.incoming = true;
     rm->mig.gids = g_new0(RdmaGid, rm->limits.gid_tbl_len);
     return 0;
 }
@@ -489,6 +518,12 @@ static bool rdma_mig_limits_ok(void *opaque, int version_id)
     return true;
 }
 
+/*
+ * The counts bound the record arrays, allocated here zeroed when loading
+ * (a VALIDATE runs on save too), not by VMS_ALLOC, which leaves what a
+ * failed load did not reach as heap garbage: a record the load did not
+ * reach holds no page list.
+ */
 static bool rdma_mig_counts_ok(void *opaque, int version_id)
 {
     RdmaResources *rm = opaque;
@@ -498,11 +533,55 @@ static bool rdma_mig_counts_ok(void *opaque, int version_id)
             rm->mig.n[t] > rm->tables[t].size - rm->tables[t].first) {
             error_report("rdma: incoming %s count %d out of range",
                          rdma_rm_type_name(t), rm->mig.n[t]);
-            rm->mig.n[t] = 0;           /* nothing to allocate or free */
+            memset(rm->mig.n, 0, sizeof(rm->mig.n));  /* nothing to free */
             return false;
         }
     }
+    for (int t = 0; rm->mig.incoming && t < RDMA_RES_MAX; t++) {
+        size_t size;
+        void **array = rdma_mig_array(rm, t, &size);
+
+        *array = g_malloc0_n(MAX(rm->mig.n[t], 1), size);
+    }
     return true;
+}
+
+/*
+ * Expand the page lists of the records once each fits its object's
+ * limits: a ring its ring limit, an FRMR its fast-register limit, the
+ * user MRs together the device's page budget.
+ */
+static const char *rdma_mig_expand_all(RdmaResources *rm)
+{
+    const RdmaDevLimits *l = &rm->limits;
+    uint64_t mr_pages = 0;
+    const char *why = NULL;
+
+    for (int32_t i = 0; i < rm->mig.n[RDMA_RES_MR]; i++) {
+        if (rm->mig.mr[i].kind == RDMA_MR_USER) {
+            mr_pages += rm->mig.mr[i].pages.npages;
+        }
+    }
+    if (mr_pages > l->max_mr_pages_total) {
+        return "MR pages over the device's max-mr-pages-total";
+    }
+    for (int t = 0; t < RDMA_RES_MAX; t++) {
+        size_t size;
+        void **array = rdma_mig_array(rm, t, &size);
+
+        for (int32_t i = 0; i < rm->mig.n[t]; i++) {
+            void *rec = *array + i * size;
+            RdmaPageList *pl = rdma_mig_pages(t, rec);
+            uint32_t max = t != RDMA_RES_MR ? l->max_ring_pages :
+                           ((RdmaMr *)rec)->kind == RDMA_MR_FRMR ?
+                           l->max_fast_reg_pages : RDMA_MIG_MAX_PAGES;
+
+            if (pl && !rdma_mig_expand_pages(pl, max, &why)) {
+                return why;
+            }
+        }
+    }
+    return NULL;
 }
 
 static int rdma_rm_post_load(void *opaque, int version_id)
@@ -513,8 +592,13 @@ static int rdma_rm_post_load(void *opaque, int version_id)
         RDMA_RES_QP,
     };
     RdmaResources *rm = opaque;
-    const char *why = rdma_rm_restore_gids(rm, rm->mig.gids);
+    const char *why = rdma_mig_expand_all(rm);
 
+    if (why) {
+        error_report("rdma: incoming state refused: %s", why);
+    } else {
+        why = rdma_rm_restore_gids(rm, rm->mig.gids);
+    }
     for (int i = 0; !why && i < ARRAY_SIZE(order); i++) {
         size_t size;
         void **array = rdma_mig_array(rm, order[i], &size);
@@ -540,8 +624,8 @@ static int rdma_rm_post_load(void *opaque, int version_id)
 
 const VMStateDescription vmstate_rdma_rm = {
     .name = "rdma-rm",
-    .version_id = 1,
-    .minimum_version_id = 1,
+    .version_id = 2,                /* 2: MR key generations */
+    .minimum_version_id = 2,
     .pre_save = rdma_rm_pre_save,
     .post_save = rdma_rm_post_save,
     .pre_load = rdma_rm_pre_load,
@@ -550,29 +634,32 @@ const VMStateDescription vmstate_rdma_rm = {
         VMSTATE_STRUCT(mig.limits, RdmaResources, 1, vmstate_rdma_limits,
                        RdmaDevLimits),
         VMSTATE_VALIDATE("limits", rdma_mig_limits_ok),
+        /* As long as the MR table: the limits are this device's. */
+        VMSTATE_VBUFFER_UINT32(mr_gen, RdmaResources, 0, NULL,
+                               tables[RDMA_RES_MR].size),
         VMSTATE_STRUCT_VARRAY_POINTER_UINT32(mig.gids, RdmaResources,
                                              limits.gid_tbl_len,
                                              vmstate_rdma_gid, RdmaGid),
         VMSTATE_INT32_ARRAY(mig.n, RdmaResources, RDMA_RES_MAX),
         VMSTATE_VALIDATE("counts", rdma_mig_counts_ok),
-        VMSTATE_STRUCT_VARRAY_ALLOC(mig.uc, RdmaResources,
-                                    mig.n[RDMA_RES_UC], 1, vmstate_rdma_uc,
-                                    RdmaUc),
-        VMSTATE_STRUCT_VARRAY_ALLOC(mig.pd, RdmaResources,
-                                    mig.n[RDMA_RES_PD], 1, vmstate_rdma_pd,
-                                    RdmaPd),
-        VMSTATE_STRUCT_VARRAY_ALLOC(mig.cq, RdmaResources,
-                                    mig.n[RDMA_RES_CQ], 1, vmstate_rdma_cq,
-                                    RdmaCq),
-        VMSTATE_STRUCT_VARRAY_ALLOC(mig.srq, RdmaResources,
-                                    mig.n[RDMA_RES_SRQ], 1, vmstate_rdma_srq,
-                                    RdmaSrq),
-        VMSTATE_STRUCT_VARRAY_ALLOC(mig.mr, RdmaResources,
-                                    mig.n[RDMA_RES_MR], 1, vmstate_rdma_mr,
-                                    RdmaMr),
-        VMSTATE_STRUCT_VARRAY_ALLOC(mig.qp, RdmaResources,
-                                    mig.n[RDMA_RES_QP], 1, vmstate_rdma_qp,
-                                    RdmaQp),
+        VMSTATE_STRUCT_VARRAY_POINTER_INT32(mig.uc, RdmaResources,
+                                            mig.n[RDMA_RES_UC],
+                                            vmstate_rdma_uc, RdmaUc),
+        VMSTATE_STRUCT_VARRAY_POINTER_INT32(mig.pd, RdmaResources,
+                                            mig.n[RDMA_RES_PD],
+                                            vmstate_rdma_pd, RdmaPd),
+        VMSTATE_STRUCT_VARRAY_POINTER_INT32(mig.cq, RdmaResources,
+                                            mig.n[RDMA_RES_CQ],
+                                            vmstate_rdma_cq, RdmaCq),
+        VMSTATE_STRUCT_VARRAY_POINTER_INT32(mig.srq, RdmaResources,
+                                            mig.n[RDMA_RES_SRQ],
+                                            vmstate_rdma_srq, RdmaSrq),
+        VMSTATE_STRUCT_VARRAY_POINTER_INT32(mig.mr, RdmaResources,
+                                            mig.n[RDMA_RES_MR],
+                                            vmstate_rdma_mr, RdmaMr),
+        VMSTATE_STRUCT_VARRAY_POINTER_INT32(mig.qp, RdmaResources,
+                                            mig.n[RDMA_RES_QP],
+                                            vmstate_rdma_qp, RdmaQp),
         VMSTATE_UINT64(entry_bytes_max, RdmaResources),
         VMSTATE_END_OF_LIST()
     },

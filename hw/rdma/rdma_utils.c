@@ -214,6 +214,7 @@ void rdma_page_list_free(RdmaPageList *list)
     g_free(list->pages);
     list->pages = NULL;
     list->npages = 0;
+    list->nruns = 0;
 }
 
 bool rdma_gid_is_v4(const uint8_t *gid)

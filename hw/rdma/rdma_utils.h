@@ -31,6 +31,11 @@
 typedef struct RdmaPageList {
     uint64_t *pages;        /* guest-physical, page aligned */
     uint32_t npages;
+    /*
+     * Loaded from a migration stream and not expanded yet: @pages holds
+     * @nruns run words (rdma_mig_expand_pages()).
+     */
+    uint32_t nruns;
 } RdmaPageList;
 
 /*

@@ -889,6 +889,51 @@ static void remote_access_case(uint32_t b_access, bool user_lw_only,
     dp_free(d);
 }
 
+/*
+ * AUDIT-3 L3: the key a peer kept after the guest deregistered an MR does
+ * not reach the next MR registered in that slot.  Keys used to be the
+ * handle shifted by 8, so the new MR had the old MR's keys.
+ */
+static void test_err_stale_rkey(void)
+{
+    Dp *d = dp_new();
+    PvQp *a, *b;
+    PvrdmaCmdCreateMrResp r1, r2;
+    uint64_t page = galloc(d->pv, PAGE);
+    uint64_t pdir = make_pdir(d->pv, 1, &page);
+    PvrdmaSge s = sge(d->mem, 16, d->lkey);
+
+    rc_pair(d, &a, &b, ACC_ALL, 12, 7);
+    g_assert_cmpuint(create_mr(d->pv, d->pd, 0, ACC_ALL, 0x9000, PAGE, 1,
+                               pdir, &r1), ==, ERR_OK);
+    g_assert_cmpuint(destroy(d->pv, PVRDMA_CMD_DESTROY_MR, r1.mr_handle),
+                     ==, 0);
+    g_assert_cmpuint(create_mr(d->pv, d->pd, 0, ACC_ALL, 0x9000, PAGE, 1,
+                               pdir, &r2), ==, ERR_OK);
+    g_test_message("MR handle %u: rkey 0x%x, registered again: 0x%x",
+                   r1.mr_handle, r1.rkey, r2.rkey);
+    g_assert_cmpuint(r2.mr_handle, ==, r1.mr_handle);
+    g_assert_cmphex(r2.rkey, !=, r1.rkey);
+    g_assert_cmphex(r2.lkey, !=, r1.lkey);
+
+    /* The new key works, the old one is refused by the responder. */
+    qtest_memset(d->pv->qts, page, 0xee, 64);
+    fill(d, d->mem, 16, 0x61);
+    post_send(d, a, wqe_rdma(0xa1, PVRDMA_WR_RDMA_WRITE,
+                             PVRDMA_SEND_SIGNALED, 1, 0x9000, r2.rkey),
+              &s, 1);
+    expect_rc_success(d, d->scq, 0xa1, PVRDMA_WC_RDMA_WRITE, 16, a);
+    check_fill(d, page, 16, 0x61, 0);
+    fill(d, d->mem, 16, 0x62);
+    post_send(d, a, wqe_rdma(0xa2, PVRDMA_WR_RDMA_WRITE,
+                             PVRDMA_SEND_SIGNALED, 1, 0x9000, r1.rkey),
+              &s, 1);
+    expect_cqe_or(d, d->scq, 0xa2, PVRDMA_WC_REM_ACCESS_ERR,
+                  PVRDMA_WC_REM_ACCESS_ERR, a);
+    check_fill(d, page, 16, 0x61, 0);
+    dp_free(d);
+}
+
 static void test_err_bad_rkey(void)
 {
     remote_access_case(ACC_ALL, false, 0x100, 16, PVRDMA_WR_RDMA_WRITE);
@@ -3073,6 +3118,8 @@ int main(int argc, char **argv)
     qtest_add_func("/pvrdma/datapath/err/recv-too-small",
                    test_err_recv_too_small);
     qtest_add_func("/pvrdma/datapath/err/bad-rkey", test_err_bad_rkey);
+    qtest_add_func("/pvrdma/datapath/regression/audit3-l3-stale-rkey",
+                   test_err_stale_rkey);
     qtest_add_func("/pvrdma/datapath/err/mr-no-remote-write",
                    test_err_mr_no_remote_write);
     qtest_add_func("/pvrdma/datapath/err/rkey-bounds", test_err_rkey_bounds);

@@ -21,6 +21,7 @@
 #include "qemu/bswap.h"
 #include "qemu/timer.h"
 #include "qobject/qdict.h"
+#include "qobject/qlist.h"
 #include "pvrdma-dp.h"
 
 #define MIG_WAIT_US     (60 * G_USEC_PER_SEC)
@@ -722,6 +723,445 @@ static void test_file(void)
     dp_free(d);
 }
 
+/* AUDIT-3 regressions: streams altered where the audit found a hole */
+
+#define MIG_WR_MAGIC    0x5eedc0de00a3b1c7ull
+/* Bytes from a send WR record's wr_id to its opcode, to its sgid_index */
+#define MIG_WR_OPCODE   8
+#define MIG_WR_SGID     112
+
+static const uint8_t mig_far_gid[16] = { [10] = 0xff, 0xff, 10, 0, 9, 9 };
+
+/*
+ * Save, to @path, a device whose RC QP (in *@qp) has a started WR
+ * outstanding: a SEND to a peer on a link that is not there, waiting for
+ * its ACK.  Returns the stream and the offset of that WR's record.
+ */
+static uint8_t *mig_started_wr(Dp *d, PvQp **qp, const char *path,
+                               size_t *len, size_t *wr)
+{
+    g_autofree char *uri = g_strdup_printf("file:%s", path);
+    QpSpec s = dp_spec(d, PVRDMA_QPT_RC, NULL, NULL);
+    RcPath far = { .dgid = mig_far_gid, .timeout = 14, .retry_cnt = 7 };
+    PvrdmaSge sg = sge(d->mem, 64, d->lkey);
+    uint8_t magic[8], *buf;
+    MigSection sec;
+    uint8_t *p;
+
+    *qp = dp_qp(d, &s, 0, PVRDMA_ACCESS_LOCAL_WRITE);
+    rc_connect_path(d, *qp, 0x77, ACC_ALL, 12, 7, &far);
+    post_send(d, *qp, wqe(MIG_WR_MAGIC, PVRDMA_WR_SEND, PVRDMA_SEND_SIGNALED,
+                          1), &sg, 1);
+    expect_no_cqe(d, d->scq);
+    qtest_qmp_assert_success(d->pv->qts, "{ 'execute': 'migrate', "
+                             "'arguments': { 'uri': %s } }", uri);
+    g_assert_true(mig_finish(d->pv->qts, NULL));
+    g_assert_true(g_file_get_contents(path, (char **)&buf, len, NULL));
+    sec = mig_find_section(buf, *len);
+    stq_be_p(magic, MIG_WR_MAGIC);
+    p = memmem(buf + sec.data, sec.end - sec.data, magic, 8);
+    g_assert_nonnull(p);
+    *wr = p - buf;
+    return buf;
+}
+
+/* Load @len bytes of @buf in a new QEMU: true if the load completed. */
+static bool mig_load_altered(const char *path, const uint8_t *buf, size_t len,
+                             QTestState **out)
+{
+    g_autofree char *uri = g_strdup_printf("file:%s", path);
+    g_autofree char *err = NULL;
+    QTestState *dst;
+    bool loaded;
+
+    g_assert_true(g_file_set_contents(path, (const char *)buf, len, NULL));
+    dst = pv_qemu_start(" -incoming defer");
+    qtest_qmp_assert_success(dst, "{ 'execute': 'migrate-incoming', "
+                             "'arguments': { 'uri': %s, "
+                             "'exit-on-error': false } }", uri);
+    loaded = mig_finish(dst, &err);
+    g_test_message("the altered stream %s%s", loaded ? "loaded" :
+                   "was refused: ", loaded ? "" : err);
+    /* What the restored WR would do: its retransmission timer fires. */
+    qtest_clock_step(dst, 2 * SCALE_MS * 1000);
+    qtest_qmp_assert_success(dst, "{ 'execute': 'query-pvrdma' }");
+    *out = dst;
+    return loaded;
+}
+
+/*
+ * AUDIT-3 M2: a started WR whose opcode has no packet form (LSO).  It
+ * used to load, and the retransmission after the load dereferenced the
+ * empty opcode table entry (SIGSEGV).
+ */
+static void test_audit3_started_wr_opcode(void)
+{
+    g_autofree char *path = g_strdup_printf("%s/m2-opcode.mig", tmpdir);
+    g_autofree uint8_t *buf = NULL;
+    QTestState *dst;
+    size_t len, wr;
+    PvQp *qp;
+    Dp *d;
+
+    if (skip_ibverbs()) {
+        return;
+    }
+    d = dp_new();
+    buf = mig_started_wr(d, &qp, path, &len, &wr);
+    g_assert_cmpuint(ldl_be_p(buf + wr + MIG_WR_OPCODE), ==, 2); /* SEND */
+    stl_be_p(buf + wr + MIG_WR_OPCODE, 7);                       /* LSO */
+    g_assert_false(mig_load_altered(path, buf, len, &dst));
+    qtest_quit(dst);
+    dp_free(d);
+}
+
+/*
+ * AUDIT-3 M2: the QP record made UD and its started WR's GID index 200
+ * (of a 16-entry table).  It used to load, and the retransmission read
+ * the source GID 7 KiB past the table (ASan: heap-buffer-overflow).
+ */
+static void test_audit3_started_wr_ud_gid(void)
+{
+    g_autofree char *path = g_strdup_printf("%s/m2-ud-gid.mig", tmpdir);
+    g_autofree uint8_t *buf = NULL;
+    MigSection sec;
+    QTestState *dst;
+    size_t len, wr, i;
+    PvQp *qp;
+    Dp *d;
+
+    if (skip_ibverbs()) {
+        return;
+    }
+    d = dp_new();
+    buf = mig_started_wr(d, &qp, path, &len, &wr);
+    sec = mig_find_section(buf, len);
+    /* The QP record: its handle, its QP number, its type (RC: 2) */
+    for (i = sec.data; i + 12 <= wr; i++) {
+        if (ldl_be_p(buf + i) == qp->handle &&
+            ldl_be_p(buf + i + 4) == qp->qpn && ldl_be_p(buf + i + 8) == 2) {
+            break;
+        }
+    }
+    g_assert_cmpuint(i + 12, <=, wr);
+    stl_be_p(buf + i + 8, 4);                                    /* UD */
+    buf[wr + MIG_WR_SGID] = 200;
+    g_assert_false(mig_load_altered(path, buf, len, &dst));
+    qtest_quit(dst);
+    dp_free(d);
+}
+
+/* Peak and current resident memory of process @pid, in KiB. */
+static uint64_t proc_kib(pid_t pid, const char *field)
+{
+    g_autofree char *path = g_strdup_printf("/proc/%d/status", pid);
+    g_autofree char *s = NULL;
+    const char *p;
+
+    g_assert_true(g_file_get_contents(path, &s, NULL, NULL));
+    p = strstr(s, field);
+    g_assert_nonnull(p);
+    return g_ascii_strtoull(p + strlen(field), NULL, 10);
+}
+
+#define L1_MRS      64
+#define L1_RUNS     64      /* of 4096 pages: 2^18 pages, the most an MR has */
+
+/*
+ * AUDIT-3 L1: 64 MRs of one page, each made 2^18 pages in the stream by
+ * 64 run words (+504 bytes each): 16M pages, over max-mr-pages-total
+ * (4M).  The destination used to expand every list (128 MiB, written)
+ * before the limit was checked; now it refuses the stream with the runs
+ * alone in memory.
+ */
+static void test_audit3_page_runs(void)
+{
+    g_autofree char *path = g_strdup_printf("%s/l1.mig", tmpdir);
+    g_autofree char *uri = g_strdup_printf("file:%s", path);
+    g_autofree char *err = NULL;
+    g_autofree uint8_t *buf = NULL;
+    GByteArray *out = g_byte_array_new();
+    uint64_t phys[L1_MRS], hwm0, hwm1;
+    QTestState *dst;
+    MigSection sec;
+    size_t len, from = 0;
+    int found = 0;
+    Dp *d;
+
+    if (skip_ibverbs()) {
+        g_byte_array_free(out, true);
+        return;
+    }
+    d = dp_new();
+    for (int i = 0; i < L1_MRS; i++) {
+        user_mr(d, ACC_ALL, 0x100000 + i * PAGE, PAGE, 1, &phys[i]);
+    }
+    qtest_qmp_assert_success(d->pv->qts, "{ 'execute': 'migrate', "
+                             "'arguments': { 'uri': %s } }", uri);
+    g_assert_true(mig_finish(d->pv->qts, NULL));
+    g_assert_true(g_file_get_contents(path, (char **)&buf, &len, NULL));
+    sec = mig_find_section(buf, len);
+    /* Each MR's page list: npages 1, 1 run word, the page with run 0 */
+    for (size_t i = sec.data; i + 16 <= sec.end; i++) {
+        uint64_t page = ldq_be_p(buf + i + 8);
+        bool mine = false;
+        uint8_t v[8];
+
+        for (int k = 0; k < L1_MRS; k++) {
+            mine |= page == phys[k];
+        }
+        if (!mine || ldl_be_p(buf + i) != 1 || ldl_be_p(buf + i + 4) != 1) {
+            continue;
+        }
+        g_byte_array_append(out, buf + from, i - from);
+        stl_be_p(v, 1u << 18);                      /* npages */
+        g_byte_array_append(out, v, 4);
+        stl_be_p(v, L1_RUNS);                       /* run words */
+        g_byte_array_append(out, v, 4);
+        for (int k = 0; k < L1_RUNS; k++) {
+            stq_be_p(v, phys[0] + (uint64_t)k * 4096 * PAGE + 4095);
+            g_byte_array_append(out, v, 8);
+        }
+        from = i + 16;
+        found++;
+    }
+    g_byte_array_append(out, buf + from, len - from);
+    g_assert_cmpint(found, ==, L1_MRS);
+    g_assert_true(g_file_set_contents(path, (char *)out->data, out->len,
+                                      NULL));
+    dst = pv_qemu_start(" -incoming defer");
+    hwm0 = proc_kib(qtest_pid(dst), "VmHWM:");
+    qtest_qmp_assert_success(dst, "{ 'execute': 'migrate-incoming', "
+                             "'arguments': { 'uri': %s, "
+                             "'exit-on-error': false } }", uri);
+    g_assert_false(mig_finish(dst, &err));
+    hwm1 = proc_kib(qtest_pid(dst), "VmHWM:");
+    g_test_message("refused: %s; peak resident memory %" PRIu64 " KiB "
+                   "before the load, %" PRIu64 " KiB after", err, hwm0,
+                   hwm1);
+    /* 64 expanded lists would be 131072 KiB. */
+    g_assert_cmpuint(hwm1 - hwm0, <, 32 * 1024);
+    qtest_quit(dst);
+    g_byte_array_free(out, true);
+    dp_free(d);
+}
+
+/* Wait for job @id of @qts to conclude; true if it had no error. */
+static bool job_done(QTestState *qts, const char *id)
+{
+    gint64 end = g_get_monotonic_time() + MIG_WAIT_US;
+
+    for (;;) {
+        QDict *resp = qtest_qmp(qts, "{ 'execute': 'query-jobs' }");
+        QList *jobs = qdict_get_qlist(resp, "return");
+        const QListEntry *e;
+        bool done = false, ok = false;
+
+        QLIST_FOREACH_ENTRY(jobs, e) {
+            QDict *j = qobject_to(QDict, qlist_entry_obj(e));
+
+            if (!strcmp(qdict_get_str(j, "id"), id) &&
+                !strcmp(qdict_get_str(j, "status"), "concluded")) {
+                done = true;
+                ok = !qdict_haskey(j, "error");
+                if (!ok) {
+                    g_test_message("job %s: %s", id,
+                                   qdict_get_str(j, "error"));
+                }
+            }
+        }
+        qobject_unref(resp);
+        if (done) {
+            qtest_qmp_assert_success(qts, "{ 'execute': 'job-dismiss', "
+                                     "'arguments': { 'id': %s } }", id);
+            return ok;
+        }
+        g_assert_cmpint(g_get_monotonic_time(), <, end);
+        g_usleep(2000);
+    }
+}
+
+/* -blockdev options of the qcow2 image at @img, node "d0" */
+static char *snap_blockdev(const char *img)
+{
+    return g_strdup_printf(" -blockdev driver=file,filename=%s,node-name=f0"
+                           " -blockdev driver=qcow2,file=f0,node-name=d0",
+                           img);
+}
+
+static bool snap_job(QTestState *qts, const char *cmd, const char *tag)
+{
+    g_autofree char *id = g_strdup_printf("%s-%s", cmd, tag);
+
+    qtest_qmp_assert_success(qts, "{ 'execute': %s, 'arguments': { "
+                             "'job-id': %s, 'tag': %s, 'vmstate': 'd0', "
+                             "'devices': [ 'd0' ] } }", cmd, id, tag);
+    return job_done(qts, id);
+}
+
+/*
+ * A qcow2 image at @img with two internal snapshots, t0 and t1, of the
+ * device of *@d (objects of every kind; three CQs), and one of them
+ * corrupted inside the records (the first CQ's ring: 0x7fffffff runs for
+ * its pages), so that its load fails with records after that one not
+ * loaded.  The test's guest goes on with *@d in a new QEMU.
+ */
+static void snap_partial_image(const char *img, Dp **d, MigObjs *o)
+{
+    g_autofree char *blk = NULL;
+    g_autofree uint8_t *buf = NULL;
+    QTestState *qts;
+    PvCq *cq;
+    Pv *pv;
+    size_t len;
+    int hits = 0;
+
+    /* The image, made by QEMU itself (the build has no qemu-img). */
+    qts = pv_qemu_start("");
+    qtest_qmp_assert_success(qts, "{ 'execute': 'blockdev-create', "
+                             "'arguments': { 'job-id': 'c0', 'options': { "
+                             "'driver': 'file', 'filename': %s, "
+                             "'size': 0 } } }", img);
+    g_assert_true(job_done(qts, "c0"));
+    qtest_qmp_assert_success(qts, "{ 'execute': 'blockdev-add', "
+                             "'arguments': { 'driver': 'file', "
+                             "'filename': %s, 'node-name': 'f0' } }", img);
+    qtest_qmp_assert_success(qts, "{ 'execute': 'blockdev-create', "
+                             "'arguments': { 'job-id': 'c1', 'options': { "
+                             "'driver': 'qcow2', 'file': 'f0', "
+                             "'size': 67108864 } } }");
+    g_assert_true(job_done(qts, "c1"));
+    qtest_quit(qts);
+
+    blk = snap_blockdev(img);
+    pv = pv_start_args(blk);
+    pv_load(pv);
+    *d = dp_new_on(pv);
+    mig_objs_build(*d, o);
+    cq = (*d)->scq;
+    g_assert_true(snap_job((*d)->pv->qts, "snapshot-save", "t0"));
+    g_assert_true(snap_job((*d)->pv->qts, "snapshot-save", "t1"));
+
+    /* In each snapshot's device state: npages, runs, the first run word */
+    g_assert_true(g_file_get_contents(img, (char **)&buf, &len, NULL));
+    for (size_t i = 8; i + 8 <= len; i++) {
+        uint64_t w = ldq_be_p(buf + i);
+
+        if ((w & ~4095ull) == cq->pages[0] && (w & 4095) < cq->npages &&
+            ldl_be_p(buf + i - 8) == cq->npages &&
+            ldl_be_p(buf + i - 4) >= 1 &&
+            ldl_be_p(buf + i - 4) <= cq->npages) {
+            if (!hits++) {
+                stl_be_p(buf + i - 4, 0x7fffffff);
+            }
+        }
+    }
+    g_test_message("the first CQ's page list found %d times, the first "
+                   "one corrupted", hits);
+    g_assert_cmpint(hits, ==, 2);
+    g_assert_true(g_file_set_contents(img, (char *)buf, len, NULL));
+}
+
+/* The objects of a loaded snapshot work: a SEND into b's receive 0xb1. */
+static void snap_expect_works(Dp *d, const MigObjs *o)
+{
+    fill(d, d->mem + 0x8000, 128, 0x30);
+    send_buf(d, o->a, 0x30, 0, d->mem + 0x8000, 128);
+    expect_rc_success(d, d->scq, 0x30, PVRDMA_WC_SEND, 128, o->a);
+    expect_recv(d, d->rcq, 0xb1, PVRDMA_WC_RECV, 128, o->b, o->a, 0, 0);
+    check_fill(d, d->mem + 0x1000, 128, 0x30, 0);
+}
+
+/*
+ * Load the snapshots of snap_partial_image() in @qts until one fails:
+ * the name of a good one in *@good; true if one failed.
+ */
+static bool snap_load_until_failure(QTestState *qts, const char **good)
+{
+    if (!snap_job(qts, "snapshot-load", "t0")) {
+        *good = "t1";
+        return true;
+    }
+    *good = "t0";
+    return !snap_job(qts, "snapshot-load", "t1");
+}
+
+/*
+ * AUDIT-3 M3: a snapshot whose load fails inside the CQ records, then a
+ * good one.  The failed load used to leave the records it did not reach
+ * as heap garbage, which the next load freed (free(0x2): SIGSEGV).
+ */
+static void test_audit3_reload_after_partial(void)
+{
+    g_autofree char *img = g_strdup_printf("%s/m3-reload.qcow2", tmpdir);
+    g_autofree char *blk = snap_blockdev(img);
+    const char *good;
+    QTestState *qts;
+    MigObjs o;
+    Dp *d;
+
+    if (skip_ibverbs()) {
+        return;
+    }
+    snap_partial_image(img, &d, &o);
+    qtest_quit(d->pv->qts);
+    /*
+     * glibc fills what malloc() returns with this byte: memory a load
+     * leaves uninitialised is then never zero by luck (ASan fills it
+     * anyway).
+     */
+    g_setenv("MALLOC_PERTURB_", "165", true);
+    qts = pv_qemu_start(blk);
+    g_unsetenv("MALLOC_PERTURB_");
+    pv_move(d->pv, qts);
+    g_assert_true(snap_load_until_failure(qts, &good));
+    g_assert_true(snap_job(qts, "snapshot-load", good));
+    qtest_qmp_assert_success(qts, "{ 'execute': 'cont' }");
+    snap_expect_works(d, &o);
+    pv_srq_free(o.srq);
+    pv_cq_free(o.cq3);
+    dp_free(d);
+}
+
+/*
+ * AUDIT-3 M3: after a load that failed half-way the guest goes on (cont)
+ * and the port goes down.  The half-loaded device used to post the event
+ * to a ring whose map the load had cleared (NULL dereference); now it
+ * takes no work until a load completes, and then works.
+ */
+static void test_audit3_cont_after_partial(void)
+{
+    g_autofree char *img = g_strdup_printf("%s/m3-cont.qcow2", tmpdir);
+    g_autofree char *blk = snap_blockdev(img);
+    g_autofree char *args = g_strdup_printf(" -netdev user,id=n0%s", blk);
+    const char *good;
+    QTestState *qts;
+    MigObjs o;
+    Dp *d;
+
+    if (skip_ibverbs()) {
+        return;
+    }
+    snap_partial_image(img, &d, &o);
+    qtest_quit(d->pv->qts);
+    qts = pv_qemu_start_nic("netdev=n0,mac=" MAC, args);
+    pv_move(d->pv, qts);
+    g_assert_true(snap_load_until_failure(qts, &good));
+    qtest_qmp_assert_success(qts, "{ 'execute': 'cont' }");
+    qtest_qmp_assert_success(qts, "{ 'execute': 'set_link', 'arguments': "
+                             "{ 'name': 'n0', 'up': false } }");
+    qtest_clock_step(qts, SCALE_MS * 1000);
+    qtest_qmp_assert_success(qts, "{ 'execute': 'query-pvrdma' }");
+    qtest_qmp_assert_success(qts, "{ 'execute': 'set_link', 'arguments': "
+                             "{ 'name': 'n0', 'up': true } }");
+    g_assert_true(snap_job(qts, "snapshot-load", good));
+    qtest_qmp_assert_success(qts, "{ 'execute': 'cont' }");
+    snap_expect_works(d, &o);
+    pv_srq_free(o.srq);
+    pv_cq_free(o.cq3);
+    dp_free(d);
+}
+
 /* ibverbs: `migrate` fails with the reason, the VM and its QPs run on. */
 static void test_ibverbs_blocker(void)
 {
@@ -1024,6 +1464,16 @@ int main(int argc, char **argv)
     qtest_add_func("/pvrdma/migration/dirty-pages", test_dirty_pages);
     qtest_add_func("/pvrdma/migration/file", test_file);
     qtest_add_func("/pvrdma/migration/mutated-stream", test_mutated_stream);
+    qtest_add_func("/pvrdma/migration/regression/audit3-m2-started-wr-opcode",
+                   test_audit3_started_wr_opcode);
+    qtest_add_func("/pvrdma/migration/regression/audit3-m2-started-wr-ud-gid",
+                   test_audit3_started_wr_ud_gid);
+    qtest_add_func("/pvrdma/migration/regression/audit3-m3-reload-after-partial",
+                   test_audit3_reload_after_partial);
+    qtest_add_func("/pvrdma/migration/regression/audit3-m3-cont-after-partial",
+                   test_audit3_cont_after_partial);
+    qtest_add_func("/pvrdma/migration/regression/audit3-l1-page-runs",
+                   test_audit3_page_runs);
     qtest_add_func("/pvrdma/migration/ibverbs-blocker",
                    test_ibverbs_blocker);
     if (g_getenv("PVRDMA_MIG_BENCH")) {

@@ -298,6 +298,7 @@ void pvrdma_reset_state(PvrdmaState *s)
     s->mac_lo = ldl_le_p(s->mac);
     s->mac_hi = lduw_le_p(s->mac + 4);
     s->reset_pending = false;
+    s->rm.loading = false;
     if (rdma_dev_live(PCI_DEVICE(s))) {
         pci_set_irq(PCI_DEVICE(s), 0);
     }
@@ -933,6 +934,8 @@ static int pvrdma_pre_load(void *opaque)
         return -ENOTSUP;
     }
     pvrdma_reset_state(s);
+    /* Until pvrdma_post_load() says all of it holds (AUDIT-3 M3). */
+    s->rm.loading = true;
     return 0;
 }
 
@@ -948,6 +951,12 @@ static const char *pvrdma_dsr_why(PvrdmaState *s)
                s->rm.tables[RDMA_RES_PD].used ||
                s->rm.tables[RDMA_RES_CQ].used ?
                "objects or rings without a DSR" : NULL;
+    }
+    if (!rdma_mig_expand_pages(&s->async_ring.pages,
+                               PVRDMA_DEV_RING_MAX_PAGES, &why) ||
+        !rdma_mig_expand_pages(&s->cq_ring.pages, PVRDMA_DEV_RING_MAX_PAGES,
+                               &why)) {
+        return why;
     }
     if (s->driver_version < PVRDMA_VERSION_ROCEV1 || !s->dsr_addr ||
         !rdma_ram_ok(PCI_DEVICE(s), s->dsr_addr, sizeof(PvrdmaDsr)) ||
@@ -993,8 +1002,10 @@ static int pvrdma_post_load(void *opaque, int version_id)
     if (why) {
         error_report("pvrdma: incoming device state refused: %s", why);
         pvrdma_reset_state(s);
+        s->rm.loading = true;
         return -EINVAL;
     }
+    s->rm.loading = false;
     pvrdma_qp_ops_post_load(s);
     return 0;
 }
@@ -1006,9 +1017,10 @@ static bool pvrdma_soft_needed(void *opaque)
 
 static const VMStateDescription vmstate_pvrdma_soft = {
     .name = "pvrdma/soft",
-    .version_id = 4,                /* 2: the engine's transport state */
-    .minimum_version_id = 4,        /* 3: UD WRs' MAC, hop limit, class */
+    .version_id = 5,                /* 2: the engine's transport state */
+    .minimum_version_id = 5,        /* 3: UD WRs' MAC, hop limit, class */
                                     /* 4: a responder's atomic results */
+                                    /* 5: its READ resources */
     .needed = pvrdma_soft_needed,
     .fields = (const VMStateField[]) {
         VMSTATE_STRUCT_POINTER(backend, PvrdmaState, vmstate_rdma_soft,
@@ -1019,8 +1031,8 @@ static const VMStateDescription vmstate_pvrdma_soft = {
 
 static const VMStateDescription vmstate_pvrdma = {
     .name = "pvrdma",
-    .version_id = 1,
-    .minimum_version_id = 1,
+    .version_id = 2,                /* 2: MR key generations (rdma-rm) */
+    .minimum_version_id = 2,
     .pre_load = pvrdma_pre_load,
     .post_load = pvrdma_post_load,
     .fields = (const VMStateField[]) {
