@@ -9,6 +9,9 @@
 # Prints TAP-like "ok N what" / "not ok N what" and
 # "guest-driver: N passed, N failed".
 set -uo pipefail
+# The tool refuses a --root tree writable by group or others: the images
+# made here are not, whatever the caller's umask.
+umask 022
 
 top=$(cd "$1" && pwd)
 build=$(cd "$2" && pwd)
@@ -109,6 +112,95 @@ check "status: a kernel that has the driver (exit 0)" \
 check "without apt, names the missing packages (headers of an unknown kernel)" \
     exits 1 "missing packages: linux-headers-9.9.9-nosuch" \
     "$tool" --kernel 9.9.9-nosuch --no-apt build
+
+# --- Without a guest kernel: a made-up kernel 9.9 (headers that only
+# configure it, whose "make modules" fails, and a source tarball holding the
+# top Makefile and the driver's), for os-release, --root's refusals and the
+# temporary directories.
+fk=9.9.0-1-amd64
+fh=$work/headers-9.9
+mkdir -p "$fh/include/config"
+printf 'modules:\n\t@echo "made-up kernel: no build"; false\n' >"$fh/Makefile"
+printf 'CONFIG_%s=y\n' INFINIBAND VMXNET3 PCI INET >"$fh/include/config/auto.conf"
+fs=$work/src-9.9
+mkdir -p "$fs/linux-9.9/drivers/infiniband/hw/vmw_pvrdma"
+printf 'VERSION = 9\nPATCHLEVEL = 9\n' >"$fs/linux-9.9/Makefile"
+echo 'obj-m := vmw_pvrdma.o' >"$fs/linux-9.9/drivers/infiniband/hw/vmw_pvrdma/Makefile"
+tar -cf "$fs.tar" -C "$fs" linux-9.9
+osr=$work/root-9.9
+mkdir -p "$osr/etc"
+f() { "$tool" --kernel "$fk" --headers "$fh" --no-apt "$@"; }
+# empty DIR: DIR is an empty directory.
+empty() {
+    [ -d "$1" ] && [ -z "$(ls -A "$1")" ] && return 0
+    ls -lAR "$1"
+    return 1
+}
+
+# os-release is parsed, not sourced: these lines would run commands.
+pwn=$work/pwned
+cat >"$osr/etc/os-release" <<EOF
+# not shell: every line below runs a command when sourced
+touch $pwn.line
+NAME="Fedora Linux \$(touch $pwn.subst)"
+VERSION_ID=\`touch $pwn.backquote\`
+ID=\$(touch $pwn.id)
+ID="fedora"
+EOF
+check "os-release: ID=\"fedora\" (the last ID line), not Debian or Ubuntu" \
+    exits 1 'fedora is not Debian or Ubuntu' f --root "$osr" --no-dkms install
+check "os-release: nothing in it ran" \
+    sh -c "! ls -d '$pwn'.* 2>/dev/null"
+printf '%s\n' 'NAME="Linux Mint"' 'ID=linuxmint' 'ID_LIKE="ubuntu debian"' \
+    >"$osr/etc/os-release"
+check "os-release: ID_LIKE=\"ubuntu debian\" is Ubuntu (its source package)" \
+    exits 1 'missing packages: linux-source-9.9.0 (install' \
+    f --root "$osr" --no-dkms install
+printf '%s\n' '# Debian' 'PRETTY_NAME="Debian GNU/Linux 12 (bookworm)"' \
+    'VERSION_ID="12"' "ID='debian'" >"$osr/etc/os-release"
+check "os-release: ID='debian' is Debian (its source package)" \
+    exits 1 'missing packages: linux-source-9.9 (install' \
+    f --root "$osr" --no-dkms install
+
+# --root refuses a tree that another user could have changed.
+chmod 777 "$osr"
+check "--root refuses a tree writable by others" \
+    exits 1 "$osr is writable by group or others (mode 777)" \
+    f --root "$osr" --no-dkms install
+check "status still reads such a tree (exit 3)" \
+    exits 3 "has no vmw_pvrdma" f --root "$osr" status
+chmod 755 "$osr"
+mkdir -p "$osr/var/lib/dkms"
+chmod 775 "$osr/var/lib/dkms"
+check "--root refuses a group-writable var/lib/dkms" \
+    exits 1 "$osr/var/lib/dkms is writable by group or others (mode 775)" \
+    f --root "$osr" --dkms install
+chmod 755 "$osr/var/lib/dkms"
+mkdir -p "$osr/usr/src"
+chown 65534 "$osr/usr/src"
+check "--root refuses a usr/src of another user" \
+    exits 1 "$osr/usr/src is owned by uid 65534, not root" \
+    f --root "$osr" --dkms install
+chown 0 "$osr/usr/src"
+
+# Temporary directories: gone when the tool dies, but for a failed build's
+# log, which the error names.
+tmpd=$work/tmp
+mkdir -p "$tmpd"
+check "refuses the 9.9 source for a 9.8 kernel (after unpacking it)" \
+    exits 1 'the source is Linux 9.9, the kernel 9.8.0-1-amd64 is 9.8' \
+    env TMPDIR="$tmpd" "$tool" --kernel 9.8.0-1-amd64 --headers "$fh" --no-apt \
+    --source "$fs.tar" --out "$work/out3" build
+check "that refusal left no temporary directory" empty "$tmpd"
+tmpd=$work/tmp-build
+mkdir -p "$tmpd"
+check "a failed build names its log" \
+    exits 1 "building vmw_pvrdma.ko failed (log: $tmpd/" \
+    env TMPDIR="$tmpd" "$tool" --kernel "$fk" --headers "$fh" --no-apt \
+    --source "$fs.tar" --out "$work/out3" build
+check "the log is kept, and nothing else" \
+    sh -c "[ \$(ls -A '$tmpd' | wc -l) = 1 ] &&
+           grep -q 'made-up kernel: no build' '$tmpd'/*/build.log"
 
 rm -rf "$work"
 tap_summary guest-driver
