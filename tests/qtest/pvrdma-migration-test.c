@@ -1468,7 +1468,8 @@ int main(int argc, char **argv)
                    test_audit3_started_wr_opcode);
     qtest_add_func("/pvrdma/migration/regression/audit3-m2-started-wr-ud-gid",
                    test_audit3_started_wr_ud_gid);
-    qtest_add_func("/pvrdma/migration/regression/audit3-m3-reload-after-partial",
+    qtest_add_func("/pvrdma/migration/regression/"
+                   "audit3-m3-reload-after-partial",
                    test_audit3_reload_after_partial);
     qtest_add_func("/pvrdma/migration/regression/audit3-m3-cont-after-partial",
                    test_audit3_cont_after_partial);

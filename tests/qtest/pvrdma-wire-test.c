@@ -1421,7 +1421,7 @@ static int peer_sync(Peer *p, PeerReply *out, int max)
     return n;
 }
 
-/* A QP of B connected to A's @peer_qpn (access @access, from GID @sgid_index). */
+/* A QP of B connected across the link to A's QP @peer_qpn, rights @access */
 static PvQp *peer_qp(Peer *p, uint32_t peer_qpn, uint32_t access)
 {
     QpSpec s = dp_spec(p->b, PVRDMA_QPT_RC, p->cq, p->cq);
