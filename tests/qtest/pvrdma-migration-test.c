@@ -1087,6 +1087,47 @@ static bool snap_load_until_failure(QTestState *qts, const char **good)
 }
 
 /*
+ * A new QEMU with the image of snap_partial_image() (made at @img), @nic
+ * and @extra on its command line, in which a snapshot failed to load
+ * half-way; the test's guest *@d goes on in it, a good snapshot's name is
+ * in *@good.
+ */
+static QTestState *snap_after_partial(const char *img, const char *nic,
+                                      const char *extra, Dp **d,
+                                      MigObjs *o, const char **good)
+{
+    g_autofree char *blk = snap_blockdev(img);
+    g_autofree char *args = g_strconcat(extra, blk, NULL);
+    QTestState *qts;
+
+    snap_partial_image(img, d, o);
+    qtest_quit((*d)->pv->qts);
+    /*
+     * glibc fills what malloc() returns with this byte: memory a load
+     * leaves uninitialised is then never zero by luck (ASan fills it
+     * anyway).
+     */
+    g_setenv("MALLOC_PERTURB_", "165", true);
+    qts = pv_qemu_start_nic(nic, args);
+    g_unsetenv("MALLOC_PERTURB_");
+    pv_move((*d)->pv, qts);
+    g_assert_true(snap_load_until_failure(qts, good));
+    return qts;
+}
+
+/* The good snapshot loads, the VM runs, and its objects work. */
+static void snap_good_load_works(QTestState *qts, Dp *d, MigObjs *o,
+                                 const char *good)
+{
+    g_assert_true(snap_job(qts, "snapshot-load", good));
+    qtest_qmp_assert_success(qts, "{ 'execute': 'cont' }");
+    snap_expect_works(d, o);
+    pv_srq_free(o->srq);
+    pv_cq_free(o->cq3);
+    dp_free(d);
+}
+
+/*
  * AUDIT-3 M3: a snapshot whose load fails inside the CQ records, then a
  * good one.  The failed load used to leave the records it did not reach
  * as heap garbage, which the next load freed (free(0x2): SIGSEGV).
@@ -1094,7 +1135,6 @@ static bool snap_load_until_failure(QTestState *qts, const char **good)
 static void test_audit3_reload_after_partial(void)
 {
     g_autofree char *img = g_strdup_printf("%s/m3-reload.qcow2", tmpdir);
-    g_autofree char *blk = snap_blockdev(img);
     const char *good;
     QTestState *qts;
     MigObjs o;
@@ -1103,24 +1143,8 @@ static void test_audit3_reload_after_partial(void)
     if (skip_ibverbs()) {
         return;
     }
-    snap_partial_image(img, &d, &o);
-    qtest_quit(d->pv->qts);
-    /*
-     * glibc fills what malloc() returns with this byte: memory a load
-     * leaves uninitialised is then never zero by luck (ASan fills it
-     * anyway).
-     */
-    g_setenv("MALLOC_PERTURB_", "165", true);
-    qts = pv_qemu_start(blk);
-    g_unsetenv("MALLOC_PERTURB_");
-    pv_move(d->pv, qts);
-    g_assert_true(snap_load_until_failure(qts, &good));
-    g_assert_true(snap_job(qts, "snapshot-load", good));
-    qtest_qmp_assert_success(qts, "{ 'execute': 'cont' }");
-    snap_expect_works(d, &o);
-    pv_srq_free(o.srq);
-    pv_cq_free(o.cq3);
-    dp_free(d);
+    qts = snap_after_partial(img, "mac=" MAC, "", &d, &o, &good);
+    snap_good_load_works(qts, d, &o, good);
 }
 
 /*
@@ -1132,8 +1156,6 @@ static void test_audit3_reload_after_partial(void)
 static void test_audit3_cont_after_partial(void)
 {
     g_autofree char *img = g_strdup_printf("%s/m3-cont.qcow2", tmpdir);
-    g_autofree char *blk = snap_blockdev(img);
-    g_autofree char *args = g_strdup_printf(" -netdev user,id=n0%s", blk);
     const char *good;
     QTestState *qts;
     MigObjs o;
@@ -1142,11 +1164,8 @@ static void test_audit3_cont_after_partial(void)
     if (skip_ibverbs()) {
         return;
     }
-    snap_partial_image(img, &d, &o);
-    qtest_quit(d->pv->qts);
-    qts = pv_qemu_start_nic("netdev=n0,mac=" MAC, args);
-    pv_move(d->pv, qts);
-    g_assert_true(snap_load_until_failure(qts, &good));
+    qts = snap_after_partial(img, "netdev=n0,mac=" MAC, " -netdev user,id=n0",
+                             &d, &o, &good);
     qtest_qmp_assert_success(qts, "{ 'execute': 'cont' }");
     qtest_qmp_assert_success(qts, "{ 'execute': 'set_link', 'arguments': "
                              "{ 'name': 'n0', 'up': false } }");
@@ -1154,12 +1173,7 @@ static void test_audit3_cont_after_partial(void)
     qtest_qmp_assert_success(qts, "{ 'execute': 'query-pvrdma' }");
     qtest_qmp_assert_success(qts, "{ 'execute': 'set_link', 'arguments': "
                              "{ 'name': 'n0', 'up': true } }");
-    g_assert_true(snap_job(qts, "snapshot-load", good));
-    qtest_qmp_assert_success(qts, "{ 'execute': 'cont' }");
-    snap_expect_works(d, &o);
-    pv_srq_free(o.srq);
-    pv_cq_free(o.cq3);
-    dp_free(d);
+    snap_good_load_works(qts, d, &o, good);
 }
 
 /* ibverbs: `migrate` fails with the reason, the VM and its QPs run on. */
