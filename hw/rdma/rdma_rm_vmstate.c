@@ -101,8 +101,10 @@ static int rdma_mig_get_pages(QEMUFile *f, void *pv, size_t size,
                      l->npages);
         return -EINVAL;
     }
-    l->pages = g_steal_pointer(&w);
-    l->nruns = n;
+    if (n) {                        /* an empty list holds no memory */
+        l->pages = g_steal_pointer(&w);
+        l->nruns = n;
+    }
     return 0;
 }
 
