@@ -4,7 +4,8 @@
  *
  * An input is a sequence of operations, each one
  *     [op][len][len bytes of arguments]
- * where op without PF_OP_NO_FLUSH is taken modulo PF_OP_MAX.  After an
+ * where op without PF_OP_NO_FLUSH is taken modulo PF_OP_MAX, except
+ * PF_OP_MIGRATE, a code of its own beyond them.  After an
  * operation the main loop runs the device's bottom halves, unless op has
  * PF_OP_NO_FLUSH: then they wait for a later operation (a vCPU can write
  * again before the main loop runs).  The arguments start with the
@@ -53,6 +54,14 @@ enum {
     PF_OP_FRAME,        /* PfFrame + bytes: a frame from the link */
     PF_OP_MAX
 };
+
+/*
+ * PfMigrate + PfMigEdit[]: save, change, load (below).  Not PF_OP_MAX:
+ * a new modulo would give the op bytes of every input written before it
+ * another meaning.  0x5e (94 % PF_OP_MAX would be PF_OP_MEM) is the op
+ * byte no committed input had, with or without PF_OP_NO_FLUSH.
+ */
+#define PF_OP_MIGRATE   0x5e
 
 typedef struct QEMU_PACKED PfReg {
     uint8_t reg;        /* register number (x 4, modulo 10); >= 0x40: off */
@@ -315,5 +324,40 @@ typedef struct QEMU_PACKED PfFrame {
     uint32_t qkey;      /* DETH (0: 0x1234) */
     uint32_t src_qpn;   /* DETH */
 } PfFrame;
+
+/*
+ * Migrate the device into itself (pvrdma_fuzz.c, pf_op_migrate()): with
+ * the VM stopped, its section ("pvrdma" and its subsection "pvrdma/soft")
+ * is saved to a buffer, changed by the PfMigEdit entries that follow the
+ * structure, cut, and loaded back into the same device, whose pre_load
+ * resets it first: a fresh destination.  The VM runs again after the load
+ * unless PF_MIG_STAY_STOPPED.  A load may fail (the device then refuses
+ * work until a good load or a reset); the input goes on either way.
+ */
+#define PF_MIG_STAY_STOPPED 0x01    /* the VM stays stopped after the load
+                                     * (until the next migration or the
+                                     * input's end) */
+
+typedef struct QEMU_PACKED PfMigrate {
+    uint8_t knobs;      /* PF_MIG_* */
+    uint8_t version;    /* version_id loaded; 0: the section's own */
+    uint16_t pad;
+    uint32_t cut;       /* 0: the whole stream; else cut % (length + 1) */
+} PfMigrate;
+
+/* Changes of the saved stream (PfMigEdit.kind, modulo 4) */
+enum {
+    PF_MIG_XOR8,        /* one byte ^= val (0: 0xff) */
+    PF_MIG_SET32,       /* a big-endian 32-bit word = val */
+    PF_MIG_XOR32,       /* a big-endian 32-bit word ^= val */
+    PF_MIG_ADD32,       /* a big-endian 32-bit word += val (counts) */
+};
+
+typedef struct QEMU_PACKED PfMigEdit {
+    uint8_t kind;       /* PF_MIG_* */
+    uint8_t pad[3];
+    uint32_t off;       /* modulo the stream's length (words: clamped) */
+    uint32_t val;
+} PfMigEdit;
 
 #endif

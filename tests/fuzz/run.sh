@@ -9,8 +9,8 @@
 #
 #   --seconds N  fuzz for N seconds on one core (default 600; 0: none),
 #                shared out between the targets
-#   --target T   pvrdma (pc) or pvrdma-q35 (behind a PCIe root port);
-#                default both
+#   --target T   pvrdma (pc), pvrdma-q35 (behind a PCIe root port) or
+#                pvrdma-migrate (pc, live objects, migrations); default all
 #   --replay     first run every committed input once: tests/fuzz/seeds,
 #                tests/fuzz/corpus and tests/fuzz/crashes/*/ (fixed bugs)
 #   --merge      afterwards minimize the committed corpus plus this build's
@@ -54,7 +54,7 @@ while [ $# -gt 0 ]; do
     esac
     shift
 done
-[ ${#targets[@]} -gt 0 ] || targets=(pvrdma pvrdma-q35)
+[ ${#targets[@]} -gt 0 ] || targets=(pvrdma pvrdma-q35 pvrdma-migrate)
 
 llvm=${PVRDMA_FUZZ_LLVM:-14}
 bin=$build/qemu/qemu-fuzz-x86_64
@@ -253,7 +253,7 @@ fi
 if [ "$merge" = 1 ]; then
     mkdir -p "$fz/corpus"
     rm -rf "$build/merged" && mkdir -p "$build/merged"
-    # The coverage of both targets counts (-merge keeps what adds to it).
+    # The coverage of every target counts (-merge keeps what adds to it).
     for t in "${targets[@]}"; do
         "$bin" --fuzz-target="$t" -merge=1 -detect_leaks=0 -timeout=60 \
             -artifact_prefix="$build/merge-" "$build/merged" "$fz/corpus" \
