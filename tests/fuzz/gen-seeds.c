@@ -1180,6 +1180,183 @@ static void seed_create_qp_invalid(Seed *s)
 #undef QP_OFF
 }
 
+/* Migration (PF_OP_MIGRATE) */
+
+static void migrate(Seed *s, PfMigrate a, const PfMigEdit *e, size_t n)
+{
+    op(s, PF_OP_MIGRATE, &a, sizeof(a), e, n * sizeof(*e));
+}
+
+static void uar(Seed *s, uint8_t kind, uint8_t sel, uint8_t flags)
+{
+    PfUar u = { .kind = kind, .sel = sel, .flags = flags };
+
+    op(s, PF_OP_UAR, &u, sizeof(u), NULL, 0);
+}
+
+/*
+ * Live objects of every kind and work in flight, as the pvrdma-migrate
+ * target's preamble makes them (pvrdma_fuzz.c, pf_live()): PD 0, GID 0
+ * only (GID 1 is a peer on the link), MRs 0 DMA, 1 user, 2 FRMR
+ * (registered), CQs 0 and 1, SRQ 0 with two receives, QPs 0-1 an RC pair
+ * (a SEND of QP 0 waits for an RNR retry), 2-3 an RC pair on the SRQ, 4
+ * UD and 5 GSI with a receive each, 6 an RC QP connected across the link
+ * to QP 0x77 of GID 1 with a READ and a SEND outstanding.
+ */
+static void live_objects(Seed *s)
+{
+    uint8_t t;
+
+    cmd(s, (PfCmd) { .cmd = PVRDMA_CMD_CREATE_PD });
+    cmd(s, (PfCmd) { .cmd = PVRDMA_CMD_CREATE_BIND });
+    cmd(s, (PfCmd) { .cmd = PVRDMA_CMD_CREATE_MR, .type = 1 });
+    user_mr(s, 0);
+    cmd(s, (PfCmd) { .cmd = PVRDMA_CMD_CREATE_MR, .type = 2 });
+    cmd(s, (PfCmd) { .cmd = PVRDMA_CMD_CREATE_CQ });
+    cmd(s, (PfCmd) { .cmd = PVRDMA_CMD_CREATE_CQ });
+    cmd(s, (PfCmd) { .cmd = PVRDMA_CMD_CREATE_SRQ, .n = { 8, 2, 2 } });
+    rc_pair(s, (PfRcPair) { .rcq = CQ1, .min_rnr = 12 ^ 1 });
+    rc_pair(s, (PfRcPair) { .rcq = CQ1, .srq = 1 });
+    ud_qp(s, (PfUdQp) { .rcq = CQ1 });
+    ud_qp(s, (PfUdQp) { .gsi = 1, .rcq = CQ1 });
+    cmd(s, (PfCmd) { .cmd = PVRDMA_CMD_CREATE_QP, .sel = { 0, 0, CQ1 } });
+    for (t = 1; t <= 3; t++) {
+        cmd(s, (PfCmd) { .cmd = PVRDMA_CMD_MODIFY_QP, .type = t,
+                         .sel = { 6, PF_SEL_RAW32 }, .flags = 1,
+                         .raw = 0x77 });
+    }
+    recv1(s, 1, 0xb1, PAGE, 64);
+    recv1(s, PF_RECV_SRQ | 0, 0xd1, 2 * PAGE, 64);
+    recv1(s, PF_RECV_SRQ | 0, 0xd2, 2 * PAGE + 64, 64);
+    recv1(s, 4, 0xe1, 3 * PAGE, 256);
+    recv1(s, 5, 0xf1, 4 * PAGE, 256);
+    send_wr(s, (PfSend) { .qp = 0, .opcode = PVRDMA_WR_FAST_REG_MR,
+                          .remote = 2 }, NULL, 0);
+    send1(s, 0, PVRDMA_WR_SEND, 0xa1, 0, 64);
+    send1(s, 0, PVRDMA_WR_SEND, 0xa2, 0, 64);
+    send_wr(s, (PfSend) { .qp = 6, .opcode = PVRDMA_WR_RDMA_READ,
+                          .flags = PVRDMA_SEND_SIGNALED, .remote = DMA_MR,
+                          .off = 8 * PAGE, .wr_id = 0xc1 },
+            &(PfSge) { .mr = DMA_MR, .off = 5 * PAGE, .len = 128 }, 1);
+    send1(s, 6, PVRDMA_WR_SEND, 0xc2, 0, 64);
+}
+
+/*
+ * What runs against the device after a migration: doorbells of every
+ * kind, a receive that wakes the RNR sender, the READ response and the
+ * ACK from the peer of QP 6, a UD frame, the FRMR and user MR used,
+ * and the rings polled.
+ */
+static void after_migration(Seed *s)
+{
+    uint8_t data[128];
+    PfSge g = sge(DMA_MR, 0, 16);
+
+    memset(data, 0x77, sizeof(data));
+    uar(s, PF_UAR_QP, 0, 0xc0);
+    uar(s, PF_UAR_CQ, CQ1, 0x40);
+    uar(s, PF_UAR_SRQ, 0, 0x80);
+    recv1(s, 1, 0xb2, PAGE + 64, 64);
+    clock_step(s, PF_CLOCK_RNR, 1);
+    frame(s, (PfFrame) { .opcode = 0x10, .qp = 6, .ackreq = 0x04 },
+          data, sizeof(data));
+    frame(s, (PfFrame) { .opcode = 0x11, .qp = 6, .psn = 0x101,
+                         .ackreq = 0x04 }, NULL, 0);
+    frame(s, (PfFrame) { .opcode = 0x64, .qp = 4, .ackreq = 0x04,
+                         .src_qpn = 7 }, data, 64);
+    send_wr(s, (PfSend) { .qp = 0, .opcode = PVRDMA_WR_RDMA_WRITE,
+                          .remote = 2, .flags = PVRDMA_SEND_SIGNALED,
+                          .wr_id = 0xa3 }, &g, 1);
+    send_wr(s, (PfSend) { .qp = 0, .opcode = PVRDMA_WR_RDMA_WRITE,
+                          .remote = 1, .off = PAGE - 8,
+                          .flags = PVRDMA_SEND_SIGNALED, .wr_id = 0xa4 },
+            &g, 1);
+    recv1(s, PF_RECV_SRQ | 0, 0xd3, 2 * PAGE + 128, 64);
+    send1(s, 2, PVRDMA_WR_SEND, 0xa5, 0, 32);
+    send_wr(s, (PfSend) { .qp = 4, .opcode = PVRDMA_WR_SEND, .dest = 5,
+                          .qkey = 0x80010000u, .flags = PVRDMA_SEND_SIGNALED,
+                          .wr_id = 0xe2 }, &g, 1);
+    send1(s, 6, PVRDMA_WR_SEND, 0xc3, 0, 32);
+    poll_all(s);
+    cmd(s, (PfCmd) { .cmd = PVRDMA_CMD_QUERY_QP, .sel = { 6 } });
+    cmd(s, (PfCmd) { .cmd = PVRDMA_CMD_DESTROY_QP, .sel = { 6 } });
+    op(s, PF_OP_QUERY, NULL, 0, NULL, 0);
+}
+
+/* A good migration with everything live, then the data path on it. */
+static void seed_migrate_live(Seed *s)
+{
+    live_objects(s);
+    migrate(s, (PfMigrate) { 0 }, NULL, 0);
+    after_migration(s);
+    migrate(s, (PfMigrate) { 0 }, NULL, 0);
+    poll_all(s);
+}
+
+/*
+ * The VM stays stopped after the load: frames from the link and a timer
+ * while it is, then the next migration runs it again.
+ */
+static void seed_migrate_stopped(Seed *s)
+{
+    uint8_t data[64] = { 0 };
+
+    live_objects(s);
+    migrate(s, (PfMigrate) { .knobs = PF_MIG_STAY_STOPPED }, NULL, 0);
+    frame(s, (PfFrame) { .opcode = 0x10, .qp = 6, .ackreq = 0x04 },
+          data, sizeof(data));
+    clock_step(s, PF_CLOCK_RNR, 1);
+    op(s, PF_OP_QUERY, NULL, 0, NULL, 0);
+    migrate(s, (PfMigrate) { 0 }, NULL, 0);
+    after_migration(s);
+}
+
+/*
+ * Loads that fail: a stream cut short, a version the section does not
+ * have, then the device reset and probed again (a DSR), which it takes.
+ */
+static void seed_migrate_cut(Seed *s)
+{
+    live_objects(s);
+    migrate(s, (PfMigrate) { .cut = 600 }, NULL, 0);
+    after_migration(s);
+    migrate(s, (PfMigrate) { .version = 1 }, NULL, 0);
+    reg(s, PVRDMA_REG_CTL / 4, false, PVRDMA_CTL_RESET);
+    op(s, PF_OP_DSR, &(PfDsr) { 0 }, sizeof(PfDsr), NULL, 0);
+    live_objects(s);
+    after_migration(s);
+}
+
+/*
+ * Changed streams: bytes XORed, counts and handles set and moved, at
+ * places spread over the section, each load followed by work.
+ */
+static void seed_migrate_edits(Seed *s)
+{
+    static const PfMigEdit e1[] = {
+        { .kind = PF_MIG_XOR8, .off = 40, .val = 0x01 },
+        { .kind = PF_MIG_XOR8, .off = 1100, .val = 0x80 },
+    };
+    static const PfMigEdit e2[] = {
+        { .kind = PF_MIG_SET32, .off = 700, .val = 0xffffffff },
+    };
+    static const PfMigEdit e3[] = {
+        { .kind = PF_MIG_ADD32, .off = 1500, .val = 1 },
+        { .kind = PF_MIG_XOR32, .off = 2400, .val = 0x1000 },
+    };
+
+    live_objects(s);
+    migrate(s, (PfMigrate) { 0 }, e1, 2);
+    after_migration(s);
+    migrate(s, (PfMigrate) { 0 }, NULL, 0);
+    live_objects(s);
+    migrate(s, (PfMigrate) { 0 }, e2, 1);
+    after_migration(s);
+    live_objects(s);
+    migrate(s, (PfMigrate) { 0 }, e3, 2);
+    after_migration(s);
+}
+
 static const struct {
     const char *name;
     void (*fn)(Seed *s);
@@ -1215,6 +1392,10 @@ static const struct {
     { "q35-sbr-msix", seed_q35_sbr_msix },
     { "q35-slot-power-msix", seed_q35_slot_power_msix },
     { "q35-dma-into-config", seed_q35_dma_into_config },
+    { "migrate-live", seed_migrate_live },
+    { "migrate-stopped", seed_migrate_stopped },
+    { "migrate-cut", seed_migrate_cut },
+    { "migrate-edits", seed_migrate_edits },
 };
 
 int main(int argc, char **argv)
