@@ -44,6 +44,7 @@
 #include "hw/boards.h"
 #include "hw/qdev-core.h"
 #include "hw/pci/pci_bridge.h"
+#include "hw/pci/pci_bus.h"
 #include "hw/pci/pci_device.h"
 #include "hw/pci/pci_regs.h"
 #include "hw/rdma/vmw/pvrdma_abi.h"
@@ -1652,6 +1653,23 @@ static void pf_mig_edit(uint8_t *buf, size_t len, const PfMigEdit *e)
     }
 }
 
+/* The bus that counts INTx pin @pin of @d, and its IRQ (as pci.c does) */
+static PCIBus *pf_intx_bus(PCIDevice *d, int pin, int *irq)
+{
+    PCIBus *bus;
+
+    for (;;) {
+        bus = pci_get_bus(d);
+        pin = bus->map_irq(d, pin);
+        if (bus->set_irq) {
+            break;
+        }
+        d = bus->parent_dev;
+    }
+    *irq = pin;
+    return bus;
+}
+
 static void pf_vm_stop(PfState *f)
 {
     if (!f->vm_stopped) {
@@ -1682,8 +1700,8 @@ static int pf_migrate(PfState *f, const PfMigrate *a, const uint8_t *p,
     g_autofree uint8_t *table = NULL;
     size_t n = 0, tsize;
     bool changed = false;
-    int ret, intx;
-    uint8_t level;
+    int ret, intx, irq = 0, count = 0;
+    PCIBus *bus;
 
     if (pf_gone()) {
         return 1;
@@ -1728,23 +1746,30 @@ static int pf_migrate(PfState *f, const PfMigrate *a, const uint8_t *p,
     tsize = pd->msix_table ? pd->msix_entries_nr * PCI_MSIX_ENTRY_SIZE : 0;
     table = tsize ? g_memdup2(pd->msix_table, tsize) : NULL;
     /*
-     * INTx: the section sets the device's pin levels, and a destination's
-     * bus takes its counts from its own section (PCIBUS), which is not
-     * loaded here.  So the pin goes down through the bus before the load
-     * and what loaded is asserted through it after, as a fresh bus would
-     * have it; otherwise the bus's count goes wrong at the next reset.
+     * INTx: the section sets the device's pin level without the bus, whose
+     * counts a destination loads from its own section (PCIBUS), not loaded
+     * here; and a device's reset in pre_load or a refusing post_load takes
+     * the pin down through the bus.  So the pin goes down before the load
+     * (the device counts for nothing, as on a fresh destination) and after
+     * it the bus counts what loaded, as the bus's section would have it;
+     * otherwise the bus's count goes wrong at the next reset.
      */
     intx = pci_intx(pd);
-    if (intx >= 0 && intx < PCI_NUM_PINS) {
+    bus = intx >= 0 && intx < PCI_NUM_PINS ? pf_intx_bus(pd, intx, &irq)
+                                           : NULL;
+    if (bus) {
         pci_set_irq(pd, 0);
+        count = bus->irq_count[irq];
     }
     ret = pf_mig_load(f, buf, n, a->version ? a->version
                                             : pf_vmsd(f)->version_id);
-    level = pd->irq_state;
-    pd->irq_state = 0;
-    intx = pci_intx(pd);
-    if (intx >= 0 && intx < PCI_NUM_PINS && (level >> intx) & 1) {
-        pci_set_irq(pd, 1);
+    if (bus) {
+        int want = (pd->irq_state >> intx) & 1 &&
+                   !(pci_get_word(pd->config + PCI_COMMAND) &
+                     PCI_COMMAND_INTX_DISABLE);
+
+        bus->irq_count[irq] += want - (bus->irq_count[irq] - count);
+        bus->set_irq(bus->irq_opaque, irq, bus->irq_count[irq] != 0);
     }
     if (tsize && memcmp(table, pd->msix_table, tsize)) {
         f->pci_touched = true;
