@@ -139,7 +139,9 @@ replay_inputs() {
     rm -f "$log.part"
     say "replay on $target: $ran inputs ran clean," \
         "$((fail - failed_before)) failed"
-    [ "$fail" -eq "$failed_before" ] && pass=$((pass + 1))
+    if [ "$fail" -eq "$failed_before" ]; then
+        pass=$((pass + 1))
+    fi
 }
 
 execs_total=0
