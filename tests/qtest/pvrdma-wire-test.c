@@ -807,8 +807,21 @@ static void test_wire_stream_nodelay(void)
     qts = qtest_initf("-M none -netdev stream,id=n0,server=on,"
                       "addr.type=inet,addr.host=127.0.0.1,addr.port=%d",
                       port);
-    fd = socket(AF_INET, SOCK_STREAM, 0);
-    g_assert_cmpint(connect(fd, (struct sockaddr *)&sa, sizeof(sa)), ==, 0);
+    /*
+     * net/stream.c listens from a thread (qio_channel_socket_listen_
+     * async()): QEMU may answer QMP before it listens.  Without the
+     * retry, a refused connect left the test waiting for an event that
+     * never came (seen under ASan, whose QEMU starts slower).
+     */
+    for (int i = 0;; i++) {
+        fd = socket(AF_INET, SOCK_STREAM, 0);
+        if (!connect(fd, (struct sockaddr *)&sa, sizeof(sa))) {
+            break;
+        }
+        close(fd);
+        g_assert_cmpint(i, <, 1000);
+        g_usleep(10 * 1000);
+    }
     qtest_qmp_eventwait(qts, "NETDEV_STREAM_CONNECTED");
     qfd = peer_tcp_socket(qtest_pid(qts), port);
     if (qfd == -2) {
