@@ -1523,6 +1523,8 @@ static void pf_op_query(PfState *f)
     qapi_free_PvrdmaInfoList(qmp_query_pvrdma(&error_abort));
 }
 
+static void pf_mig_clean(PfState *f);
+
 /*
  * Hot-unplug the slot: pc ejects it through ACPI PCI hotplug, q35 powers
  * the root port's slot off (as the guest's pciehp does after device_del).
@@ -1533,6 +1535,7 @@ static void pf_op_unplug(PfState *f, const uint8_t *p, size_t len)
     PfUnplug a;
 
     pf_args(&a, sizeof(a), &p, &len);
+    pf_mig_clean(f);
     if (!(a.no_del & 1)) {
         Error *err = NULL;
 
@@ -1780,6 +1783,34 @@ static int pf_migrate(PfState *f, const PfMigrate *a, const uint8_t *p,
     f->mig_failed |= ret != 0;
     f->mig_dirty = ret != 0;
     return ret;
+}
+
+/*
+ * What a failed load left (see pf_migrate()) goes with a good load of the
+ * clean stream, before the input ends or unplugs the device: an unplugged
+ * device leaks it (a bug of hw/rdma, reported).
+ */
+static void pf_mig_clean(PfState *f)
+{
+    bool stopped = f->vm_stopped;
+
+    if (pf_gone()) {
+        f->mig_dirty = false;
+    }
+    if (!f->mig_dirty || !f->clean_stream) {
+        return;
+    }
+    pf_vm_stop(f);
+    /* (config space the input changed can refuse it: still dirty then) */
+    if (!pf_mig_load(f, f->clean_stream, f->clean_len,
+                     pf_vmsd(f)->version_id)) {
+        f->mig_dirty = false;
+    } else if (pf_trace) {
+        fprintf(stderr, "pvrdma-fuzz: the clean stream did not load\n");
+    }
+    if (!stopped) {
+        pf_vm_start(f);
+    }
 }
 
 static void pf_op_migrate(PfState *f, const uint8_t *p, size_t len)
@@ -2329,13 +2360,7 @@ static bool pf_gone(void)
 
 static void pf_end(PfState *f, QTestState *s)
 {
-    /* What a failed load left goes with a good one (see pf_migrate()) */
-    if (f->mig_dirty && !pf_gone() && f->clean_stream) {
-        pf_vm_stop(f);
-        pf_mig_load(f, f->clean_stream, f->clean_len,
-                    pf_vmsd(f)->version_id);
-    }
-    f->mig_dirty = false;
+    pf_mig_clean(f);
     pf_vm_start(f);
     pf_forget(f);
     flush_events(s);
