@@ -76,14 +76,14 @@ static int rdma_soft_modify_qp(RdmaBackend *be, RdmaQp *qp, uint32_t mask,
         rdma_soft_req_flush(sqp, false);
         rdma_soft_resp_flush(sqp, false);
         sqp->req.psn = sqp->req.sent_psn = 0;
-        sqp->resp.epsn = sqp->resp.msn = 0;
+        sqp->resp.epsn = sqp->resp.ack_psn = sqp->resp.msn = 0;
         sqp->req.rnr_attempts = 0;
         sqp->resp.natomic = sqp->resp.atomic_next = 0;
         sqp->resp.nres = sqp->resp.res_next = 0;
     }
     /* The PSNs the two ends agreed on (the guest exchanged them). */
     if (mask & RDMA_QP_RQ_PSN) {
-        sqp->resp.epsn = attr->rq_psn & RDMA_PSN_MASK;
+        sqp->resp.epsn = sqp->resp.ack_psn = attr->rq_psn & RDMA_PSN_MASK;
         sqp->resp.nak_sent = false;
     }
     if (mask & RDMA_QP_SQ_PSN) {

@@ -134,6 +134,13 @@ typedef struct RdmaSoftReadRes {
 /* The responder of one QP (rdma_soft_resp.c). */
 typedef struct RdmaSoftResp {
     uint32_t epsn;                  /* the PSN expected next */
+    /*
+     * One past the last SEND, WRITE or atomic packet executed: what a
+     * duplicate is acknowledged up to.  Not epsn, which a READ moves past
+     * PSNs whose responses may have been lost: an ACK of those would tell
+     * the requester (Linux rxe) that the READ completed, with no data.
+     */
+    uint32_t ack_psn;
     uint32_t msn;                   /* messages completed */
     bool nak_sent;                  /* sequence error NAKed, not yet healed */
     uint32_t msg;                   /* RdmaSoftMsg */

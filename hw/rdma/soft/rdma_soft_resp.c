@@ -116,7 +116,7 @@ static void rdma_soft_resp_done(RdmaSoftQp *sqp, const RdmaSoftPkt *pkt,
 {
     RdmaSoftResp *r = &sqp->resp;
 
-    r->epsn = (pkt->psn + npsn) & RDMA_PSN_MASK;
+    r->epsn = r->ack_psn = (pkt->psn + npsn) & RDMA_PSN_MASK;
     if (pkt->mask & RDMA_PKT_LAST) {
         r->msn = (r->msn + 1) & RDMA_MSN_MASK;
     }
@@ -569,7 +569,7 @@ static void rdma_soft_resp_atomic(RdmaSoftQp *sqp, const RdmaSoftPkt *pkt)
                       RDMA_EVENT_QP_ACCESS_ERR);
         return;
     }
-    sqp->resp.epsn = (pkt->psn + 1) & RDMA_PSN_MASK;
+    sqp->resp.epsn = sqp->resp.ack_psn = (pkt->psn + 1) & RDMA_PSN_MASK;
     sqp->resp.msn = (sqp->resp.msn + 1) & RDMA_MSN_MASK;
     rdma_soft_atomic_keep(&sqp->resp, pkt->psn, orig);
     rdma_soft_resp_pkt(sqp, &ack, RDMA_OPC_ATOMIC_ACKNOWLEDGE,
@@ -597,7 +597,7 @@ static bool rdma_soft_resp_in_sequence(RdmaSoftResp *r,
 /*
  * A duplicate request (IB 9.7.5.1.1): its requester did not hear the
  * answer.  A SEND or WRITE is never executed again, only acknowledged (up
- * to the last PSN executed); a READ is answered
+ * to the last SEND, WRITE or atomic executed); a READ is answered
  * again when it is (part of) a responder resource; an atomic gets the
  * result it had.  Anything else is dropped, and nothing NAKs: a frame
  * with a peer's address and an old PSN is no proof that the peer sent it.
@@ -644,8 +644,11 @@ static void rdma_soft_resp_duplicate(RdmaSoftQp *sqp, const RdmaSoftPkt *pkt)
                                  "atomic result not kept");
         }
     } else {
-        /* Asked for or not: the ACK may be what was lost (rxe: C9-105). */
-        rdma_soft_ack(sqp, (r->epsn - 1) & RDMA_PSN_MASK);
+        /*
+         * Asked for or not: the ACK may be what was lost (rxe: C9-105).
+         * Up to the last SEND, WRITE or atomic executed (see ack_psn).
+         */
+        rdma_soft_ack(sqp, (r->ack_psn - 1) & RDMA_PSN_MASK);
     }
 }
 

@@ -147,7 +147,7 @@ RDMA_MIG_ZERO(RdmaSoftQpMig)
 
 static const VMStateDescription vmstate_rdma_soft_qp = {
     .name = "rdma-soft-qp",
-    .version_id = 5,                /* 5: the responder's READ resources */
+    .version_id = 5,                /* 5: READ resources, ack_psn */
     .minimum_version_id = 5,
     .pre_load = rdma_mig_zero_RdmaSoftQpMig,
     .fields = (const VMStateField[]) {
@@ -165,6 +165,7 @@ static const VMStateDescription vmstate_rdma_soft_qp = {
         VMSTATE_BOOL(gap_retry, RdmaSoftQpMig),
         VMSTATE_UINT32(nwqe, RdmaSoftQpMig),
         VMSTATE_UINT32(resp.epsn, RdmaSoftQpMig),
+        VMSTATE_UINT32(resp.ack_psn, RdmaSoftQpMig),
         VMSTATE_UINT32(resp.msn, RdmaSoftQpMig),
         VMSTATE_BOOL(resp.nak_sent, RdmaSoftQpMig),
         VMSTATE_UINT32(resp.msg, RdmaSoftQpMig),
@@ -495,7 +496,8 @@ static const char *rdma_soft_mig_why(RdmaSoft *soft, const RdmaSoftQpMig *m,
         m->retry_left_ns > (4096ll << 31) || (m->timed_out && !m->nwqe)) {
         return "requester state out of range";
     }
-    if (!rdma_psn_ok(r->epsn) || r->msn > RDMA_MSN_MASK ||
+    if (!rdma_psn_ok(r->epsn) || !rdma_psn_ok(r->ack_psn) ||
+        rdma_psn_diff(r->ack_psn, r->epsn) > 0 || r->msn > RDMA_MSN_MASK ||
         r->msg > RDMA_MSG_WRITE || r->off > RDMA_SOFT_MAX_MSG ||
         (r->msg == RDMA_MSG_WRITE && r->off > r->len) ||
         (r->msg != RDMA_MSG_SEND && r->has_rwqe)) {
