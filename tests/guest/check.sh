@@ -159,7 +159,7 @@ t_modules() {
     s=$(section modules)
     want="ib_core ib_uverbs ib_cm iw_cm rdma_cm rdma_ucm configfs vmxnet3 vmw_pvrdma"
     for m in $want; do
-        echo "$s" | grep -q "^$m " || missing+=("$m")
+        grep -q "^$m " <<<"$s" || missing+=("$m")
     done
     if [ ${#missing[@]} = 0 ]; then pass modules; else
         fail modules "lsmod in the guest lacks: ${missing[*]}" "$(guest_result modules)"
@@ -169,8 +169,8 @@ t_modules() {
 t_net() {
     local s
     s=$(section net)
-    if echo "$s" | grep -q '^netif [^ ]* driver=vmxnet3 operstate=up$' &&
-       echo "$s" | grep -q "inet $ip4/"; then pass net; else
+    if grep -q '^netif [^ ]* driver=vmxnet3 operstate=up$' <<<"$s" &&
+       grep -q "inet $ip4/" <<<"$s"; then pass net; else
         fail net "vmxnet3 interface not UP with $ip4" "$(guest_result net)"
     fi
 }
@@ -184,7 +184,7 @@ t_probe() {
     # The driver core's verdict; a probe that completes ends with the
     # driver's "attached to device" (pvrdma_pci_probe).
     failed=$(klog | grep -E 'probe of 0000:00:10\.1 failed')
-    if ! echo "$s" | grep -q '^pci 0000:00:10\.1 0x15ad:0x0820 driver=vmw_pvrdma$'; then
+    if ! grep -q '^pci 0000:00:10\.1 0x15ad:0x0820 driver=vmw_pvrdma$' <<<"$s"; then
         fail probe "00:10.1 (15ad:0820) is not bound to vmw_pvrdma:" \
             "$(echo "$s" | grep '^pci ')" "$failed"
     elif [ -z "$dev" ]; then
@@ -255,11 +255,11 @@ t_reload() {
     s=$(section reload)
     if [ -z "$dev" ]; then
         fail reload "no pvrdma IB device (see probe)"
-    elif ! echo "$s" | grep -q '^rmmod exit status 0;'; then
+    elif ! grep -q '^rmmod exit status 0;' <<<"$s"; then
         fail reload "rmmod vmw_pvrdma failed:" "$(echo "$s" | grep '^rmmod')"
     elif echo "$s" | grep '^rmmod exit status' | grep -qw "$dev"; then
         fail reload "$dev still registered after rmmod:" "$(echo "$s" | grep '^rmmod')"
-    elif ! echo "$s" | grep -q '^modprobe exit status 0;'; then
+    elif ! grep -q '^modprobe exit status 0;' <<<"$s"; then
         fail reload "modprobe vmw_pvrdma failed:" "$(echo "$s" | grep '^modprobe')"
     elif ! echo "$s" | grep '^modprobe exit status' | grep -qw "$dev"; then
         fail reload "$dev did not come back:" "$(echo "$s" | grep '^modprobe')"
@@ -283,11 +283,11 @@ t_smoke() {
     s=$(section smoke)
     if ! section modules | grep -q '^vmw_pvrdma '; then
         fail smoke "vmw_pvrdma.ko did not load"
-    elif ! echo "$s" | grep -q 'No IB devices found'; then
+    elif ! grep -q 'No IB devices found' <<<"$s"; then
         fail smoke "ibv_devinfo did not run cleanly:" "$(echo "$s" | head -3)"
-    elif echo "$s" | grep -q 'error while loading shared libraries'; then
+    elif grep -q 'error while loading shared libraries' <<<"$s"; then
         fail smoke "a tool misses libraries:" "$(echo "$s" | grep 'error while loading' | head -3)"
-    elif ! echo "$s" | grep -q '^pci 0000:00:10\.0 0x15ad:0x07b0 driver=vmxnet3$'; then
+    elif ! grep -q '^pci 0000:00:10\.0 0x15ad:0x07b0 driver=vmxnet3$' <<<"$s"; then
         fail smoke "vmxnet3 at 00:10.0 not bound:" "$(echo "$s" | grep '^pci ')"
     else
         pass smoke
@@ -350,12 +350,12 @@ chk_pingpong() {   # TEXT
     n=$(dp_opt "$s" -n 1000)
     for side in server client; do
         out=$(dp_side "$s" $side)
-        echo "$out" | grep -q '^  remote address: ' || echo "$side: no 'remote address' (no out-of-band exchange)"
-        echo "$out" | grep -qE '^[0-9]+ bytes in [0-9.]+ seconds = [0-9.]+ Mbit/sec$' ||
+        grep -q '^  remote address: ' <<<"$out" || echo "$side: no 'remote address' (no out-of-band exchange)"
+        grep -qE '^[0-9]+ bytes in [0-9.]+ seconds = [0-9.]+ Mbit/sec$' <<<"$out" ||
             echo "$side: no '<bytes> bytes in <t> seconds = <r> Mbit/sec'"
-        echo "$out" | grep -qE "^$n iters in [0-9.]+ seconds = [0-9.]+ usec/iter\$" ||
+        grep -qE "^$n iters in [0-9.]+ seconds = [0-9.]+ usec/iter\$" <<<"$out" ||
             echo "$side: no '$n iters in <t> seconds = <r> usec/iter'"
-        echo "$out" | grep -q 'invalid data' &&
+        grep -q 'invalid data' <<<"$out" &&
             echo "$side: content check failed: $(echo "$out" | grep -m2 'invalid data' | tr '\n' ' ')"
     done
 }
@@ -371,7 +371,7 @@ chk_perf() {   # TEXT bw|lat DEFAULT-SIZE WHO
     [ "$kind" = bw ] && nums=3 || nums=7
     for side in server client; do
         out=$(dp_side "$s" $side)
-        echo "$out" | grep -q '^ remote address: ' || echo "$side: no 'remote address' (no out-of-band exchange)"
+        grep -q '^ remote address: ' <<<"$out" || echo "$side: no 'remote address' (no out-of-band exchange)"
         [ "$side" = server ] && [ "$4" = client ] && continue
         echo "$out" | awk -v sz="$size" -v n="$n" -v k="$nums" '
             $1 == "#bytes" { hdr = 1; next }
@@ -396,7 +396,7 @@ chk_rping() {   # TEXT
     [ "$i" = "$c" ] || echo "client: $i of $c 'ping data: rdma-ping-N' lines"
     i=$(echo "$srv" | grep -c '^server ping data: rdma-ping-[0-9]*: ')
     [ "$i" = "$c" ] || echo "server: $i of $c 'server ping data: rdma-ping-N' lines"
-    echo "$srv" | grep -q '^server DISCONNECT EVENT' || echo "server: no 'server DISCONNECT EVENT'"
+    grep -q '^server DISCONNECT EVENT' <<<"$srv" || echo "server: no 'server DISCONNECT EVENT'"
     echo "$srv$cli" | grep -qiE 'mismatch|error' &&
         echo "errors: $(echo "$srv$cli" | grep -iE -m2 'mismatch|error' | tr '\n' ' ')"
 }
@@ -419,20 +419,20 @@ chk_nvmeof() {   # TEXT
     srv=$(dp_side "$s" server)
     cli=$(dp_side "$s" client)
     nqn=$(echo "$s" | sed -n 's/^server: //p' | head -1 | awk '{ print $5 }')
-    echo "$srv" | grep -q '^target: port 1 enabled: rdma ' || echo "target: port not enabled"
-    echo "$cli" | grep -qE '^host: connected: instance=[0-9]+,cntlid=[0-9]+$' || echo "host: no 'connected: instance=N,cntlid=N'"
-    echo "$cli" | grep -qE '^host: nvme[0-9]+: transport rdma address traddr='"$ip4"',trsvcid=4420' ||
+    grep -q '^target: port 1 enabled: rdma ' <<<"$srv" || echo "target: port not enabled"
+    grep -qE '^host: connected: instance=[0-9]+,cntlid=[0-9]+$' <<<"$cli" || echo "host: no 'connected: instance=N,cntlid=N'"
+    grep -qE '^host: nvme[0-9]+: transport rdma address traddr='"$ip4"',trsvcid=4420' <<<"$cli" ||
         echo "host: the controller is not rdma at $ip4:4420"
-    echo "$cli" | grep -qE '^host: namespace nvme[0-9]+n1: 32768 sectors' || echo "host: no namespace of 32768 sectors"
+    grep -qE '^host: namespace nvme[0-9]+n1: 32768 sectors' <<<"$cli" || echo "host: no namespace of 32768 sectors"
     n=$(echo "$cli" | grep -cE '^host: write bs=[0-9]+ bytes [0-9]+-[0-9]+: ok')
     [ "$n" = 5 ] || echo "host: $n of 5 writes ok"
     n=$(echo "$cli" | grep -cE '^host: read back .*: identical')
     [ "$n" = 4 ] || echo "host: $n of 4 read-backs identical"
-    echo "$cli" | grep -qE '^host: disconnected: ' || echo "host: not disconnected"
-    echo "$cli" | grep -q '^host: nvme_rdma unloaded$' || echo "host: nvme_rdma not unloaded"
-    echo "$srv" | grep -q '^target: backing store /dev/ram0 holds the pattern' ||
+    grep -qE '^host: disconnected: ' <<<"$cli" || echo "host: not disconnected"
+    grep -q '^host: nvme_rdma unloaded$' <<<"$cli" || echo "host: nvme_rdma not unloaded"
+    grep -q '^target: backing store /dev/ram0 holds the pattern' <<<"$srv" ||
         echo "target: the RAM disk does not hold the pattern"
-    echo "$srv" | grep -q '^target: torn down: ' || echo "target: not torn down"
+    grep -q '^target: torn down: ' <<<"$srv" || echo "target: not torn down"
     echo "$srv$cli" | grep -m3 'FAILED' | sed 's/^/failed step: /'
     if [ -n "$nqn" ]; then
         klog | grep -qF "new ctrl: NQN \"$nqn\", addr $ip4:4420" ||
