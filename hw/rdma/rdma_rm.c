@@ -129,6 +129,7 @@ void rdma_rm_fini(RdmaResources *rm)
     int i;
 
     rdma_rm_reset(rm);
+    rdma_rm_mig_cleanup(rm);
     for (i = 0; i < RDMA_RES_MAX; i++) {
         g_free(rm->tables[i].slots);
         rm->tables[i].slots = NULL;

@@ -517,6 +517,8 @@ extern const VMStateDescription vmstate_rdma_page_list;
  * @max (else false, with the reason in *@why).
  */
 bool rdma_mig_expand_pages(RdmaPageList *l, uint32_t max, const char **why);
+/* Free the records a load that failed left behind (also at teardown). */
+void rdma_rm_mig_cleanup(RdmaResources *rm);
 const char *rdma_rm_restore(RdmaResources *rm, RdmaResType type, void *rec);
 const char *rdma_rm_restore_gids(RdmaResources *rm, const RdmaGid *gids);
 

@@ -50,8 +50,18 @@ static int rdma_mig_put_pages(QEMUFile *f, void *pv, size_t size,
                               const VMStateField *field, JSONWriter *vmdesc)
 {
     const RdmaPageList *l = pv;
-    g_autofree uint64_t *w = g_new(uint64_t, MAX(l->npages, 1));
+    g_autofree uint64_t *w = NULL;
     uint32_t n = 0;
+
+    if (l->nruns) {
+        /* Never expanded (a load that failed left it): runs already. */
+        qemu_put_be32(f, l->nruns);
+        for (uint32_t i = 0; i < l->nruns; i++) {
+            qemu_put_be64(f, l->pages[i]);
+        }
+        return 0;
+    }
+    w = g_new(uint64_t, MAX(l->npages, 1));
 
     for (uint32_t i = 0; i < l->npages; n++) {
         uint32_t run = 0;
@@ -451,11 +461,18 @@ static void rdma_mig_free(RdmaResources *rm, bool loaded)
     rm->mig.gids = NULL;
 }
 
+void rdma_rm_mig_cleanup(RdmaResources *rm)
+{
+    rdma_mig_free(rm, rm->mig.incoming);
+    rm->mig.incoming = false;
+}
+
 static int rdma_rm_pre_save(void *opaque)
 {
     RdmaResources *rm = opaque;
 
-    rm->mig.incoming = false;
+    /* What a load that failed left (a post_load would have freed it) */
+    rdma_rm_mig_cleanup(rm);
     rm->mig.limits = rm->limits;
     rm->mig.gids = rm->gids;
     for (int t = 0; t < RDMA_RES_MAX; t++) {

@@ -923,6 +923,23 @@ static const char *const pvrdma_property_help[][2] = {
  * 8, says what a user sees.
  */
 
+/*
+ * A device whose last load failed half-way holds state of the stream
+ * that was never checked (rm.loading): it is saved as a device that was
+ * reset, which is what it is to its guest (it took no work since).
+ */
+static int pvrdma_pre_save(void *opaque)
+{
+    PvrdmaState *s = opaque;
+
+    if (s->rm.loading) {
+        warn_report("pvrdma: saving a device whose state did not load: "
+                    "as a reset device");
+        pvrdma_reset_state(s);
+    }
+    return 0;
+}
+
 static int pvrdma_pre_load(void *opaque)
 {
     PvrdmaState *s = opaque;
@@ -1033,6 +1050,7 @@ static const VMStateDescription vmstate_pvrdma = {
     .name = "pvrdma",
     .version_id = 2,                /* 2: MR key generations (rdma-rm) */
     .minimum_version_id = 2,
+    .pre_save = pvrdma_pre_save,
     .pre_load = pvrdma_pre_load,
     .post_load = pvrdma_post_load,
     .fields = (const VMStateField[]) {
