@@ -74,9 +74,7 @@ bool rdma_pdir_load(PCIDevice *pdev, dma_addr_t pdir, uint32_t npages,
     uint32_t ntables, t, done = 0;
     uint64_t *pages;
 
-    list->pages = NULL;
-    list->npages = 0;
-
+    *list = (RdmaPageList) { 0 };
     if (npages == 0 || npages > max_pages ||
         npages > RDMA_PDIR_ENTRIES * RDMA_PDIR_ENTRIES) {
         *why = "page count out of range";
@@ -117,8 +115,7 @@ bool rdma_pdir_load(PCIDevice *pdev, dma_addr_t pdir, uint32_t npages,
         }
         done += n;
     }
-    list->pages = pages;
-    list->npages = npages;
+    *list = (RdmaPageList) { .pages = pages, .npages = npages };
     return true;
 }
 
