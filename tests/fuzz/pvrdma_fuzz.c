@@ -155,8 +155,8 @@ static PfState pf;
 
 /* PVRDMA_FUZZ_TRACE=1: one line per operation and command on stderr */
 static bool pf_trace;
-/* PVRDMA_FUZZ_SAVE_LOADING=1: see pf_migrate() */
-static bool pf_save_loading;
+/* PVRDMA_FUZZ_TRY_AGAIN=1: see pf_migrate() */
+static bool pf_try_again;
 
 static const char *const pf_op_names[PF_OP_MAX] = {
     "reg", "uar", "pci", "msix", "mem", "clock", "dsr", "cmd", "send",
@@ -1523,8 +1523,6 @@ static void pf_op_query(PfState *f)
     qapi_free_PvrdmaInfoList(qmp_query_pvrdma(&error_abort));
 }
 
-static void pf_mig_clean(PfState *f);
-
 /*
  * Hot-unplug the slot: pc ejects it through ACPI PCI hotplug, q35 powers
  * the root port's slot off (as the guest's pciehp does after device_del).
@@ -1535,7 +1533,6 @@ static void pf_op_unplug(PfState *f, const uint8_t *p, size_t len)
     PfUnplug a;
 
     pf_args(&a, sizeof(a), &p, &len);
-    pf_mig_clean(f);
     if (!(a.no_del & 1)) {
         Error *err = NULL;
 
@@ -1712,15 +1709,12 @@ static int pf_migrate(PfState *f, const PfMigrate *a, const uint8_t *p,
     pd = PCI_DEVICE(f->pvrdma);
     pf_vm_stop(f);
     /*
-     * A device whose last load failed half-way keeps what the load left
-     * (page lists still as runs, the incoming GIDs), which a save reads
-     * past (rdma_mig_put_pages()) or leaks (rdma_rm_pre_save()), resets
-     * in between or not: bugs of hw/rdma, reported, that savevm after a
-     * failed loadvm reaches.  Until they are fixed such a device is not
-     * saved: it takes the last stream again (a destination that tries
-     * again), changed anew.  PVRDMA_FUZZ_SAVE_LOADING=1 saves it.
+     * A device whose last load failed half-way is saved as a reset
+     * device (savevm after a failed loadvm: pvrdma_pre_save()).  With
+     * PVRDMA_FUZZ_TRY_AGAIN=1 it is not saved: it takes the last stream
+     * again (a destination that tries again), changed anew.
      */
-    if (f->mig_dirty && !pf_save_loading) {
+    if (f->mig_dirty && pf_try_again) {
         if (!f->last_stream) {
             return 1;
         }
@@ -1786,9 +1780,9 @@ static int pf_migrate(PfState *f, const PfMigrate *a, const uint8_t *p,
 }
 
 /*
- * What a failed load left (see pf_migrate()) goes with a good load of the
- * clean stream, before the input ends or unplugs the device: an unplugged
- * device leaks it (a bug of hw/rdma, reported).
+ * A device whose last load failed takes the clean stream before the
+ * input ends, so that pvrdma-migrate's last migration starts from a
+ * device that loaded.
  */
 static void pf_mig_clean(PfState *f)
 {
@@ -2437,7 +2431,7 @@ static void pf_pre_fuzz(QTestState *s)
     size_t i;
 
     pf_trace = getenv("PVRDMA_FUZZ_TRACE");
-    pf_save_loading = getenv("PVRDMA_FUZZ_SAVE_LOADING");
+    pf_try_again = getenv("PVRDMA_FUZZ_TRY_AGAIN");
     for (i = 0; i < ARRAY_SIZE(bad); i++) {
         QemuOpts *opts = qemu_opts_parse_noisily(qemu_find_opts("device"),
                                                  bad[i], true);
