@@ -334,9 +334,11 @@ typedef struct QEMU_PACKED PfFrame {
  * unless PF_MIG_STAY_STOPPED.  A load may fail (the device then refuses
  * work until a good load or a reset); the input goes on either way.
  */
-#define PF_MIG_STAY_STOPPED 0x01    /* the VM stays stopped after the load
-                                     * (until the next migration or the
-                                     * input's end) */
+/*
+ * The VM stays stopped after the load (until the next migration or the
+ * input's end).
+ */
+#define PF_MIG_STAY_STOPPED 0x01
 
 typedef struct QEMU_PACKED PfMigrate {
     uint8_t knobs;      /* PF_MIG_* */
