@@ -705,7 +705,7 @@ static bool rdma_soft_resp_op_valid(RdmaSoftQp *sqp, const RdmaSoftPkt *pkt)
     }
     if (why) {
         trace_rdma_soft_req_refused(qp->qpn, pkt->psn, pkt->opcode,
-                                       pkt->paylen, pkt->dma_len, why);
+                                    pkt->paylen, pkt->dma_len, why);
         return false;
     }
     return true;
@@ -751,7 +751,7 @@ static bool rdma_soft_resp_length_ok(RdmaSoftQp *sqp, const RdmaSoftPkt *pkt)
     }
     if (why) {
         trace_rdma_soft_req_refused(sqp->qp->qpn, pkt->psn, pkt->opcode,
-                                       pkt->paylen, pkt->dma_len, why);
+                                    pkt->paylen, pkt->dma_len, why);
         return false;
     }
     return true;
