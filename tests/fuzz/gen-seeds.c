@@ -185,6 +185,9 @@ static void user_mr(Seed *s, uint32_t access_xor)
                      .len = 2 * PAGE + 0x100 });
 }
 
+/* PfFrame.ackreq: from GID 1, the peer on the link, to GID 0 */
+#define PEER    0x04
+
 /* A frame from the link to QP @qp (PfFrame), @data its payload or XOR */
 static void frame(Seed *s, PfFrame a, const void *data, size_t len)
 {
@@ -194,10 +197,12 @@ static void frame(Seed *s, PfFrame a, const void *data, size_t len)
 /* Scenarios */
 
 /*
- * Requests from the link to the responder of an RC pair's QP 1 (which is
- * connected to GID 0, where the frames come from): a SEND of one and of
- * three packets, a WRITE, a READ, an atomic, a duplicate, a PSN from the
- * future, a packet changed after the build; and a UD SEND.
+ * Requests from the link to the responder of an RC pair's QP 1, whose
+ * peer is QP 0's number at GID 1 on the link, where the frames come from
+ * (ackreq bits 2-3: 1): a SEND of one and of three packets, a WRITE, a
+ * READ, an atomic, a duplicate, a PSN from the future, a packet changed
+ * after the build; the same SEND from the device's own GID 0 (dropped);
+ * and a UD SEND.
  */
 static void seed_wire_requests(Seed *s)
 {
@@ -205,36 +210,44 @@ static void seed_wire_requests(Seed *s)
 
     memset(data, 0x5a, sizeof(data));
     fixture(s);
-    rc_pair(s, (PfRcPair) { .rcq = CQ1 });
+    rc_pair(s, (PfRcPair) { .rcq = CQ1, .link = 1 });
     recv1(s, 1, 0xb0001, PAGE, 256);
     recv1(s, 1, 0xb0002, 2 * PAGE, 4096);
-    frame(s, (PfFrame) { .opcode = 0x04, .qp = 1, .ackreq = 1 }, data, 64);
-    frame(s, (PfFrame) { .opcode = 0x00, .qp = 1, .psn = 0x101 }, data, 150);
-    frame(s, (PfFrame) { .opcode = 0x01, .qp = 1, .psn = 0x102 }, data, 150);
-    frame(s, (PfFrame) { .opcode = 0x03, .qp = 1, .psn = 0x103, .ackreq = 3,
-                         .imm = 0x01020304 }, data, 17);
-    frame(s, (PfFrame) { .opcode = 0x0a, .qp = 1, .psn = 0x104, .ackreq = 1,
-                         .va = 0 }, data, 100);
+    frame(s, (PfFrame) { .opcode = 0x04, .qp = 1, .ackreq = 1 | PEER },
+          data, 64);
+    frame(s, (PfFrame) { .opcode = 0x00, .qp = 1, .psn = 0x101,
+                         .ackreq = PEER }, data, 150);
+    frame(s, (PfFrame) { .opcode = 0x01, .qp = 1, .psn = 0x102,
+                         .ackreq = PEER }, data, 150);
+    frame(s, (PfFrame) { .opcode = 0x03, .qp = 1, .psn = 0x103,
+                         .ackreq = 3 | PEER, .imm = 0x01020304 }, data, 17);
+    frame(s, (PfFrame) { .opcode = 0x0a, .qp = 1, .psn = 0x104,
+                         .ackreq = 1 | PEER, .va = 0 }, data, 100);
     frame(s, (PfFrame) { .opcode = 0x0c, .qp = 1, .psn = 0x105,
-                         .dma_len = 3000 }, NULL, 0);
+                         .ackreq = PEER, .dma_len = 3000 }, NULL, 0);
     frame(s, (PfFrame) { .opcode = 0x14, .qp = 1, .psn = 0x106,
-                         .swap_add = 5 }, NULL, 0);
+                         .ackreq = PEER, .swap_add = 5 }, NULL, 0);
     frame(s, (PfFrame) { .flags = PF_FRAME_TWICE, .opcode = 0x14, .qp = 1,
-                         .psn = 0x106, .swap_add = 5 }, NULL, 0);
-    frame(s, (PfFrame) { .opcode = 0x04, .qp = 1, .psn = 0x300,
+                         .psn = 0x106, .ackreq = PEER, .swap_add = 5 },
+          NULL, 0);
+    frame(s, (PfFrame) { .opcode = 0x04, .qp = 1, .psn = 0x107,
                          .ackreq = 1 }, data, 8);
+    frame(s, (PfFrame) { .opcode = 0x04, .qp = 1, .psn = 0x300,
+                         .ackreq = 1 | PEER }, data, 8);
     frame(s, (PfFrame) { .flags = PF_FRAME_XOR, .opcode = 0x0a, .qp = 1,
-                         .psn = 0x107 }, x, sizeof(x));
+                         .psn = 0x107, .ackreq = PEER }, x, sizeof(x));
     ud_qp(s, (PfUdQp) { .rcq = CQ1 });
     recv1(s, 2, 0xc0001, 3 * PAGE, 512);
-    frame(s, (PfFrame) { .opcode = 0x64, .qp = 2, .src_qpn = 7 }, data, 100);
+    frame(s, (PfFrame) { .opcode = 0x64, .qp = 2, .ackreq = PEER,
+                         .src_qpn = 7 }, data, 100);
     poll_all(s);
 }
 
 /*
- * Responses from the link to the requester of an RC pair's QP 0: ACKs,
- * each kind of NAK, READ responses and an atomic ACK at PSNs it has and
- * has not sent, while it waits for its own WRs.
+ * Responses from the link (GID 1) to the requester of an RC pair's QP 0,
+ * connected to GID 1: ACKs, each kind of NAK, READ responses and an
+ * atomic ACK at PSNs it has and has not sent, while it waits for its own
+ * WRs.
  */
 static void seed_wire_responses(Seed *s)
 {
@@ -244,17 +257,19 @@ static void seed_wire_responses(Seed *s)
 
     memset(data, 0x3c, sizeof(data));
     fixture(s);
-    rc_pair(s, (PfRcPair) { .rcq = CQ1 });
+    rc_pair(s, (PfRcPair) { .rcq = CQ1, .link = 1 });
     send1(s, 0, PVRDMA_WR_RDMA_WRITE, 1, 0, 64);
     for (size_t i = 0; i < sizeof(syn); i++) {
-        frame(s, (PfFrame) { .opcode = 0x11, .qp = 0,
+        frame(s, (PfFrame) { .opcode = 0x11, .qp = 0, .ackreq = PEER,
                              .psn = 0x100 + i, .syndrome = syn[i] },
               NULL, 0);
     }
-    frame(s, (PfFrame) { .opcode = 0x10, .qp = 0, .psn = 0x101 }, data, 64);
-    frame(s, (PfFrame) { .opcode = 0x0d, .qp = 0, .psn = 0x101 }, data, 64);
+    frame(s, (PfFrame) { .opcode = 0x10, .qp = 0, .psn = 0x101,
+                         .ackreq = PEER }, data, 64);
+    frame(s, (PfFrame) { .opcode = 0x0d, .qp = 0, .psn = 0x101,
+                         .ackreq = PEER }, data, 64);
     frame(s, (PfFrame) { .opcode = 0x12, .qp = 0, .psn = 0x101,
-                         .orig = 42 }, NULL, 0);
+                         .ackreq = PEER, .orig = 42 }, NULL, 0);
     poll_all(s);
 }
 
@@ -265,7 +280,7 @@ static void seed_wire_raw(Seed *s)
         0x52, 0x54, 0x00, 0x12, 0x34, 0x56, 0x52, 0x54, 0x00, 0x65, 0x43,
         0x21, 0x08, 0x00,                           /* Ethernet, IPv4 */
         0x45, 0x00, 0x07, 0xd0, 0, 0, 0x40, 0, 64, 17, 0, 0,
-        10, 0, 2, 15, 10, 0, 2, 15,                 /* to GID 0 */
+        10, 0, 2, 16, 10, 0, 2, 15,                 /* GID 1 to GID 0 */
         0xc0, 0x01, 0x12, 0xb7, 0xff, 0xff, 0, 0,   /* UDP to 4791 */
         0x04, 0, 0xff, 0xff, 0, 0, 0, 2, 0, 0, 1, 0, /* SEND_ONLY */
     };
@@ -935,6 +950,7 @@ static void seed_device(Seed *s)
     op(s, PF_OP_LINK, &(PfLink) { .down = 0 }, sizeof(PfLink), NULL, 0);
     clock_step(s, PF_CLOCK_LINK, 0);
     op(s, PF_OP_QUERY, NULL, 0, NULL, 0);
+    op(s, PF_OP_QUERY, &(PfQuery) { .hmp = 1 }, sizeof(PfQuery), NULL, 0);
     for (i = 0; i < 10; i++) {
         reg(s, i, true, 0);
     }

@@ -37,6 +37,7 @@
 #include "qemu/timer.h"
 #include "qemu/units.h"
 #include "qapi/error.h"
+#include "qapi/qapi-commands-misc.h"
 #include "qapi/qapi-commands-net.h"
 #include "qapi/qapi-commands-pvrdma.h"
 #include "qapi/qapi-commands-qdev.h"
@@ -164,9 +165,14 @@ static const char *const pf_op_names[PF_OP_MAX] = {
     "unplug", "frame",
 };
 
+/*
+ * The GIDs of the inputs.  The device binds 0 and 2 (fixture: its IPv4
+ * address and the link-local GID of function 0's MAC) or 0 alone
+ * (pvrdma-migrate); 1 is a peer on the link for both.
+ */
 static const uint8_t pf_gids[3][16] = {
     { [10] = 0xff, [11] = 0xff, 10, 0, 2, 15 },     /* ::ffff:10.0.2.15 */
-    { [10] = 0xff, [11] = 0xff, 10, 0, 2, 16 },
+    { [10] = 0xff, [11] = 0xff, 10, 0, 2, 16 },     /* ::ffff:10.0.2.16 */
     { 0xfe, 0x80, [8] = 0x50, 0x54, 0x00, 0xff, 0xfe, 0x12, 0x34, 0x56 },
 };
 
@@ -1430,10 +1436,22 @@ static void pf_op_link(PfState *f, const uint8_t *p, size_t len)
 }
 
 /*
- * A frame from the link (PfFrame).  The injector is a hub port beside
- * function 0's netdev on the same hub (pf_cmdline()): what it sends goes
- * through the device's port filter as any peer's frame would.
+ * A frame from the link arrives at the hub port PF_WIRE, as a peer's
+ * netdev would hand it over; the hub passes it on to function 0's netdev
+ * (pf_cmdline()), whose filters, the device's port first, see it before
+ * the vmxnet3 does.  Not qemu_send_packet(@inj): that sends from the port
+ * to its own peer, and PF_WIRE has none, so nothing ever arrived.  Not
+ * qemu_receive_packet() either: it asks the hub, which asks the vmxnet3,
+ * whether the frame can be taken now, and an inactive vmxnet3 (no driver
+ * in the fuzzer) says no; a netdev like dgram or tap hands the frame to
+ * the filters whatever the NIC's state.
  */
+static void pf_wire_send(NetClientState *inj, const uint8_t *frame, size_t n)
+{
+    inj->info->receive(inj, frame, n);
+}
+
+/* A frame from the link (PfFrame), through pf_wire_send(). */
 static void pf_op_frame(PfState *f, const uint8_t *p, size_t len)
 {
     static uint8_t frame[9018];
@@ -1453,7 +1471,7 @@ static void pf_op_frame(PfState *f, const uint8_t *p, size_t len)
     if (a.flags & PF_FRAME_RAW) {
         n = MIN(len, sizeof(frame));
         memcpy(frame, p, n);
-        qemu_send_packet(inj, frame, n);
+        pf_wire_send(inj, frame, n);
         return;
     }
     qp = pf_obj(f, PF_QP, a.qp);
@@ -1512,15 +1530,24 @@ static void pf_op_frame(PfState *f, const uint8_t *p, size_t len)
             stl_le_p(frame + n - RDMA_ICRC_LEN, icrc);
         }
     }
-    qemu_send_packet(inj, frame, n);
+    pf_wire_send(inj, frame, n);
     if (a.flags & PF_FRAME_TWICE) {
-        qemu_send_packet(inj, frame, n);
+        pf_wire_send(inj, frame, n);
     }
 }
 
-static void pf_op_query(PfState *f)
+/* query-pvrdma, or (PfQuery.hmp bit 0) HMP "info pvrdma" that shows it. */
+static void pf_op_query(PfState *f, const uint8_t *p, size_t len)
 {
-    qapi_free_PvrdmaInfoList(qmp_query_pvrdma(&error_abort));
+    PfQuery a;
+
+    pf_args(&a, sizeof(a), &p, &len);
+    if (a.hmp & 1) {
+        g_free(qmp_human_monitor_command("info pvrdma", false, 0,
+                                         &error_abort));
+    } else {
+        qapi_free_PvrdmaInfoList(qmp_query_pvrdma(&error_abort));
+    }
 }
 
 /*
@@ -1849,7 +1876,7 @@ static void pf_op_fixture(PfState *f)
     pf_cmd(f, &c, NULL, 0);
     c = (PfCmd) { .cmd = PVRDMA_CMD_CREATE_BIND };
     pf_cmd(f, &c, NULL, 0);
-    c = (PfCmd) { .cmd = PVRDMA_CMD_CREATE_BIND, .flags = 1, .n[0] = 1 };
+    c = (PfCmd) { .cmd = PVRDMA_CMD_CREATE_BIND, .flags = 2, .n[0] = 1 };
     pf_cmd(f, &c, NULL, 0);
     c = (PfCmd) { .cmd = PVRDMA_CMD_CREATE_MR, .type = 1,
                   .sel[0] = f->n[PF_PD] - 1 };
@@ -1861,15 +1888,16 @@ static void pf_op_fixture(PfState *f)
 
 /* Create a QP and bring it to RTS (RC: connected to @dest_sel's QP). */
 static void pf_qp_up(PfState *f, uint8_t qp_sel, uint8_t dest_sel,
-                     uint32_t access, uint8_t min_rnr, uint8_t rnr_retry,
-                     uint32_t qkey)
+                     uint8_t dgid, uint32_t access, uint8_t min_rnr,
+                     uint8_t rnr_retry, uint32_t qkey)
 {
     uint8_t type;
 
     for (type = 1; type <= 3; type++) {
         PfCmd c = { .cmd = PVRDMA_CMD_MODIFY_QP, .type = type,
                     .sel = { qp_sel, dest_sel }, .access = access,
-                    .n = { min_rnr, 0, rnr_retry }, .addr = qkey };
+                    .flags = dgid, .n = { min_rnr, 0, rnr_retry },
+                    .addr = qkey };
 
         pf_cmd(f, &c, NULL, 0);
     }
@@ -1893,8 +1921,8 @@ static void pf_op_rc_pair(PfState *f, const uint8_t *p, size_t len)
     if (f->n[PF_QP] != n0 + 2) {
         return;
     }
-    pf_qp_up(f, n0, n0 + 1, 0, 0, a.rnr_retry, 0);
-    pf_qp_up(f, n0 + 1, n0, a.access_b, a.min_rnr, 0, 0);
+    pf_qp_up(f, n0, n0 + 1, a.link, 0, 0, a.rnr_retry, 0);
+    pf_qp_up(f, n0 + 1, n0, a.link, a.access_b, a.min_rnr, 0, 0);
 }
 
 static void pf_op_ud_qp(PfState *f, const uint8_t *p, size_t len)
@@ -1909,7 +1937,7 @@ static void pf_op_ud_qp(PfState *f, const uint8_t *p, size_t len)
                   .flags = a.srq ? 1 : 0 };
     pf_cmd(f, &c, NULL, 0);
     if (f->n[PF_QP] == n0 + 1) {
-        pf_qp_up(f, n0, 0, 0, 0, 0, a.qkey);
+        pf_qp_up(f, n0, 0, 0, 0, 0, 0, a.qkey);
     }
 }
 
@@ -2131,7 +2159,7 @@ static void pf_op(PfState *f, uint8_t op, const uint8_t *p, size_t len)
         pf_op_link(f, p, len);
         break;
     case PF_OP_QUERY:
-        pf_op_query(f);
+        pf_op_query(f, p, len);
         break;
     case PF_OP_FIXTURE:
         pf_op_fixture(f);

@@ -46,8 +46,8 @@ enum {
     PF_OP_RECV,         /* PfRecv + PfSge[] + XOR bytes: post a receive */
     PF_OP_POLL,         /* PfPoll: consume CQEs, events, notifications */
     PF_OP_LINK,         /* PfLink: function 0's Ethernet link down / up */
-    PF_OP_QUERY,        /* query-pvrdma (QMP) */
-    PF_OP_FIXTURE,      /* PD, GIDs 0 and 1, a DMA MR, two 64-entry CQs */
+    PF_OP_QUERY,        /* PfQuery: query-pvrdma (QMP) or info pvrdma */
+    PF_OP_FIXTURE,      /* PD, GIDs 0 and 2, a DMA MR, two 64-entry CQs */
     PF_OP_RC_PAIR,      /* PfRcPair: two RC QPs connected to each other */
     PF_OP_UD_QP,        /* PfUdQp: a UD or GSI QP brought to RTS */
     PF_OP_UNPLUG,       /* PfUnplug: hot-unplug the slot (ACPI / PCIe) */
@@ -274,7 +274,18 @@ typedef struct QEMU_PACKED PfRcPair {
     uint8_t rnr_retry;  /* XORed into the first QP's rnr_retry 7 */
     uint8_t sig_all;    /* bit 0: first QP, bit 1: second QP */
     uint8_t send_wr, recv_wr, send_sge, recv_sge;   /* 0: 16, 16, 4, 4 */
+    /*
+     * Where each QP's peer is: pf_gids[link % 3], the other QP's number.
+     * 0 is the device's GID 0: connected to each other.  1 is 10.0.2.16,
+     * on the link for every target: the two QPs take frames from GID 1
+     * (PfFrame.ackreq 0x04), and what they send leaves on the link.
+     */
+    uint8_t link;
 } PfRcPair;
+
+typedef struct QEMU_PACKED PfQuery {
+    uint8_t hmp;        /* bit 0: HMP "info pvrdma" instead of QMP */
+} PfQuery;
 
 typedef struct QEMU_PACKED PfUnplug {
     uint8_t no_del;     /* bit 0: no device_del first (pc: eject only) */
