@@ -1092,6 +1092,7 @@ static const char *rdma_rm_qp_values_why(RdmaResources *rm, uint32_t mask,
     }
     if ((mask & RDMA_QP_AV) &&
         (a->ah.sgid_index >= l->gid_tbl_len ||
+         a->ah.flow_label > RDMA_FLOW_LABEL_MASK ||
          (a->ah.port_num != 0 && a->ah.port_num != 1))) {
         return "invalid address vector";
     }

@@ -126,9 +126,12 @@ typedef struct RdmaDevLimits {
     uint8_t max_mtu;                /* IB MTU enum (1..5) */
 } RdmaDevLimits;
 
+/* The GRH's flow label is 20 bits (IBA 8.3.1; IPv6's, RFC 8200). */
+#define RDMA_FLOW_LABEL_MASK    0xfffffu
+
 typedef struct RdmaAh {
     uint8_t dgid[16];
-    uint32_t flow_label;
+    uint32_t flow_label;            /* at most RDMA_FLOW_LABEL_MASK */
     uint8_t sgid_index;
     uint8_t hop_limit;
     uint8_t traffic_class;

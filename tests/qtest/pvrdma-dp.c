@@ -116,6 +116,7 @@ void rc_connect_path(Dp *d, PvQp *qp, uint32_t dest_qpn, uint32_t access,
     memcpy(a.ah_attr.grh.dgid.raw, path->dgid, 16);
     a.ah_attr.grh.sgid_index = 0;
     a.ah_attr.grh.hop_limit = 64;
+    a.ah_attr.grh.flow_label = path->flow_label;
     a.ah_attr.port_num = 1;
     a.ah_attr.ah_flags = 1;
     if (path->dmac) {

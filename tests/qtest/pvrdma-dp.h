@@ -67,6 +67,7 @@ typedef struct RcPath {
     const uint8_t *dmac;
     uint8_t timeout;                /* 4.096 us << timeout */
     uint8_t retry_cnt;
+    uint32_t flow_label;            /* the ABI's 32 bits, as verbs pass it */
 } RcPath;
 void rc_connect_path(Dp *d, PvQp *qp, uint32_t dest_qpn, uint32_t access,
                      uint8_t min_rnr_timer, uint8_t rnr_retry,

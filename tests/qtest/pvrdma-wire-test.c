@@ -321,6 +321,57 @@ static void wait_stepping(Dp *d, Dp *owner, const PvRing *ring)
     }
 }
 
+/*
+ * UCX's rc_verbs connects its QPs with flow label ~0 in the GRH (any
+ * label will do, on RoCE).  The device kept all 32 bits, and the frame
+ * builder, which has 20, dropped every packet of those QPs: the sender's
+ * WR ended in "retry exceeded", as ucx_perftest's did.  The device keeps
+ * the low 20 bits, as a RoCE NIC puts on the wire; QUERY_QP says so, and
+ * data flows both ways.
+ */
+static void test_wire_flow_label_wider_than_20_bits(void)
+{
+    Link l = link_up();
+    RcPath pa = { .dgid = gid_b, .dmac = mac_b, .timeout = 14,
+                  .retry_cnt = 7, .flow_label = 0xffffffff };
+    RcPath pb = { .dgid = gid_a, .dmac = mac_a, .timeout = 14,
+                  .retry_cnt = 7, .flow_label = 0xfff12345 };
+    QpSpec sa = dp_spec(l.a, PVRDMA_QPT_RC, NULL, NULL);
+    QpSpec sb = dp_spec(l.b, PVRDMA_QPT_RC, NULL, NULL);
+    PvQp *qa = dp_qp(l.a, &sa, 0, PVRDMA_ACCESS_LOCAL_WRITE);
+    PvQp *qb = dp_qp(l.b, &sb, 0, PVRDMA_ACCESS_LOCAL_WRITE);
+    uint64_t dst = l.b->mem + 4 * PAGE;
+    PvrdmaSge s = sge(l.a->mem, 2000, l.a->lkey);
+    PvrdmaQpAttr got;
+
+    rc_connect_path(l.a, qa, qb->qpn, ACC_ALL, 12, 7, &pa);
+    rc_connect_path(l.b, qb, qa->qpn, ACC_ALL, 12, 7, &pb);
+    got = query_qp(l.a->pv, qa->handle);
+    g_assert_cmphex(got.ah_attr.grh.flow_label, ==, 0xfffff);
+    got = query_qp(l.b->pv, qb->handle);
+    g_assert_cmphex(got.ah_attr.grh.flow_label, ==, 0x12345);
+
+    fill(l.a, l.a->mem, 2000, 0x37);
+    post_recv1(l.b, qb, 0xb1, dst, 4096);
+    post_send(l.a, qa, wqe(0xa1, PVRDMA_WR_SEND, PVRDMA_SEND_SIGNALED, 1),
+              &s, 1);
+    wait_cq(&l, l.a, l.a->scq);
+    expect_rc_success(l.a, l.a->scq, 0xa1, PVRDMA_WC_SEND, 2000, qa);
+    expect_recv(l.b, l.b->rcq, 0xb1, PVRDMA_WC_RECV, 2000, qb, qa, 0, 0);
+    check_fill(l.b, dst, 2000, 0x37, 0);
+
+    fill(l.b, l.b->mem, 100, 0x42);
+    post_recv1(l.a, qa, 0xa2, l.a->mem + 8 * PAGE, 256);
+    s = sge(l.b->mem, 100, l.b->lkey);
+    post_send(l.b, qb, wqe(0xb2, PVRDMA_WR_SEND, PVRDMA_SEND_SIGNALED, 1),
+              &s, 1);
+    wait_cq(&l, l.b, l.b->scq);
+    expect_rc_success(l.b, l.b->scq, 0xb2, PVRDMA_WC_SEND, 100, qb);
+    expect_recv(l.a, l.a->rcq, 0xa2, PVRDMA_WC_RECV, 100, qa, qb, 0, 0);
+    check_fill(l.a, l.a->mem + 8 * PAGE, 100, 0x42, 0);
+    link_down(&l);
+}
+
 /* SEND both ways, a message of several packets, content checked. */
 static void test_wire_rc_send(void)
 {
@@ -2018,6 +2069,8 @@ int main(int argc, char **argv)
     qtest_add_func("/pvrdma/wire/migration", test_wire_migration);
     qtest_add_func("/pvrdma/wire/rc/several-wrs", test_wire_several_wrs);
     qtest_add_func("/pvrdma/wire/regression/window", test_wire_window);
+    qtest_add_func("/pvrdma/wire/regression/flow-label-wider-than-20-bits",
+                   test_wire_flow_label_wider_than_20_bits);
     qtest_add_func("/pvrdma/wire/regression/duplicate-atomic-of-several",
                    test_wire_duplicate_atomic_of_several);
     qtest_add_func("/pvrdma/wire/regression/ack-of-a-later-wr",

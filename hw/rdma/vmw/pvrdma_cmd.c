@@ -264,7 +264,14 @@ static int pvrdma_create_qp(PvrdmaState *s, const PvrdmaCmdReq *req,
 static void pvrdma_ah_from_abi(RdmaAh *d, const PvrdmaAhAttr *a)
 {
     memcpy(d->dgid, a->grh.dgid.raw, sizeof(d->dgid));
-    d->flow_label = a->grh.flow_label;
+    /*
+     * The ABI field has 32 bits, the GRH's and IPv6's flow label 20, and
+     * no RoCE device puts more on the wire: the device keeps the low 20.
+     * Verbs do not refuse a wider value (UCX asks for ~0 on RoCE), so
+     * refusing it here would fail every UCX rc_verbs connection; keeping
+     * it whole made the frame builder drop every packet of the QP.
+     */
+    d->flow_label = a->grh.flow_label & RDMA_FLOW_LABEL_MASK;
     d->sgid_index = a->grh.sgid_index;
     d->hop_limit = a->grh.hop_limit;
     d->traffic_class = a->grh.traffic_class;

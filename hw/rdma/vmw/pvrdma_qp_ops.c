@@ -191,7 +191,8 @@ static RdmaWcStatus pvrdma_parse_send(RdmaQp *qp, const uint8_t *buf,
         wr->hop_limit = h->wr.ud.av.hop_limit;
         /* As the provider packs it: traffic class << 20 | flow label. */
         wr->traffic_class = h->wr.ud.av.sl_tclass_flowlabel >> 20;
-        wr->flow_label = h->wr.ud.av.sl_tclass_flowlabel & 0xfffff;
+        wr->flow_label = h->wr.ud.av.sl_tclass_flowlabel &
+                         RDMA_FLOW_LABEL_MASK;
     }
     memcpy(wr->sge, buf + sizeof(*h), h->num_sge * sizeof(PvrdmaSge));
     return RDMA_WC_SUCCESS;
