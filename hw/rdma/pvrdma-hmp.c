@@ -59,12 +59,13 @@ static void hmp_pvrdma_one(Monitor *mon, PvrdmaInfo *info)
         PvrdmaRoceInfo *r = info->roce;
 
         monitor_printf(mon, "  RoCE v2 port on netdev %s, MTU %u: %" PRIu64
-                       " frames out, %" PRIu64 " in (%" PRIu64 " dropped)\n"
+                       " frames out (%" PRIu64 " dropped), %" PRIu64
+                       " in (%" PRIu64 " dropped)\n"
                        "    %" PRIu64 " timeouts, %" PRIu64 " retransmits, %"
                        PRIu64 " sequence NAKs, %" PRIu64 " duplicates\n",
-                       r->netdev, r->mtu, r->tx_frames, r->rx_frames,
-                       r->rx_dropped, r->timeouts, r->retransmits,
-                       r->seq_naks, r->duplicates);
+                       r->netdev, r->mtu, r->tx_frames, r->tx_dropped,
+                       r->rx_frames, r->rx_dropped, r->timeouts,
+                       r->retransmits, r->seq_naks, r->duplicates);
     }
     if (info->has_host_queue_entries) {
         monitor_printf(mon, "  host queue entries: %u of %u\n",

@@ -38,6 +38,7 @@ typedef struct RdmaBounds {
 /* What a backend's own Ethernet port did (the soft backend's RoCE port). */
 typedef struct RdmaPortStats {
     uint64_t tx_frames;
+    uint64_t tx_dropped;            /* packets no frame could carry */
     uint64_t rx_frames;             /* RoCE frames taken for this device */
     uint64_t rx_dropped;            /* ... and dropped before the engine */
     uint64_t timeouts;              /* requester: local ACK timeouts */

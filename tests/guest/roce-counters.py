@@ -7,7 +7,7 @@
 Connects to the QMP socket (waiting up to 120 s for it to appear), asks
 query-pvrdma every half second, and when QEMU closes the socket prints the
 last "roce" member it saw as one line:
-    roce: netdev n0 mtu 1500 tx-frames N rx-frames N rx-dropped N
+    roce: netdev n0 mtu 1500 tx-frames N tx-dropped N rx-frames N rx-dropped N
           timeouts N retransmits N seq-naks N duplicates N
 (on one line), or "roce: none" if the device never had a port.
 """

@@ -533,6 +533,34 @@ static uint64_t roce_stat(Dp *d, const char *name)
 }
 
 /*
+ * A packet that leaves no frame is counted, not lost in silence: with
+ * A's link down its SEND goes out 8 times (once and 7 retries), each
+ * time to no frame, and the WR ends in "retry exceeded".  query-pvrdma's
+ * tx-dropped says why nothing reached the peer (it had no such counter).
+ */
+static void test_wire_tx_dropped_counted(void)
+{
+    Link l = link_up();
+    PvQp *qa, *qb;
+    PvrdmaSge s = sge(l.a->mem, 64, l.a->lkey);
+    QDict *resp;
+
+    wire_pair(&l, &qa, &qb, 12);
+    resp = qtest_qmp(l.a->pv->qts, "{'execute': 'set_link', 'arguments':"
+                     " { 'name': 'n0', 'up': false } }");
+    g_assert(qdict_haskey(resp, "return"));
+    qobject_unref(resp);
+    g_assert_cmpuint(roce_stat(l.a, "tx-dropped"), ==, 0);
+    post_send(l.a, qa, wqe(0xa1, PVRDMA_WR_SEND, PVRDMA_SEND_SIGNALED, 1),
+              &s, 1);
+    wait_cq(&l, l.a, l.a->scq);
+    expect_cqe(l.a, l.a->scq, 0xa1, PVRDMA_WC_RETRY_EXC_ERR, ANY_OPCODE, qa);
+    g_assert_cmpuint(roce_stat(l.a, "tx-dropped"), ==, 8);
+    g_assert_cmpuint(roce_stat(l.a, "tx-frames"), ==, 0);
+    link_down(&l);
+}
+
+/*
  * A signaled RDMA WRITE or READ of @len bytes between A's @local and B's
  * @remote on A's @qa, waited for (the clocks stepped) and successful.
  */
@@ -2069,6 +2097,8 @@ int main(int argc, char **argv)
     qtest_add_func("/pvrdma/wire/migration", test_wire_migration);
     qtest_add_func("/pvrdma/wire/rc/several-wrs", test_wire_several_wrs);
     qtest_add_func("/pvrdma/wire/regression/window", test_wire_window);
+    qtest_add_func("/pvrdma/wire/tx-dropped-counted",
+                   test_wire_tx_dropped_counted);
     qtest_add_func("/pvrdma/wire/regression/flow-label-wider-than-20-bits",
                    test_wire_flow_label_wider_than_20_bits);
     qtest_add_func("/pvrdma/wire/regression/duplicate-atomic-of-several",

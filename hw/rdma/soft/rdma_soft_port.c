@@ -110,6 +110,18 @@ static NetClientState *rdma_soft_port_nic(RdmaSoftPort *port)
     return netdev ? netdev->peer : NULL;
 }
 
+/*
+ * A packet that leaves no frame is lost as on a wire (the requester's
+ * retransmission or the peer's recovers it, or the QP's retries run
+ * out), but never silently: query-pvrdma counts it (tx-dropped).
+ */
+static void rdma_soft_port_drop(RdmaSoft *soft, const RdmaSoftPkt *pkt,
+                                const char *why)
+{
+    soft->stats.tx_dropped++;
+    trace_rdma_soft_drop(pkt->src_qpn, pkt->opcode, why);
+}
+
 void rdma_soft_port_send(RdmaSoft *soft, const RdmaSoftPkt *pkt)
 {
     RdmaSoftPort *port = soft->port;
@@ -127,7 +139,7 @@ void rdma_soft_port_send(RdmaSoft *soft, const RdmaSoftPkt *pkt)
     size_t len;
 
     if (!nic || nic->link_down) {
-        trace_rdma_soft_drop(pkt->src_qpn, pkt->opcode, "port down");
+        rdma_soft_port_drop(soft, pkt, "port down");
         return;
     }
     /* The payload is read from guest memory straight to its place. */
@@ -138,7 +150,7 @@ void rdma_soft_port_send(RdmaSoft *soft, const RdmaSoftPkt *pkt)
           !rdma_soft_read_buf(soft->be.rm->pdev, &src, off, payload,
                               pkt->paylen)))) {
         /* What the payload named is gone: the frame is lost on the way. */
-        trace_rdma_soft_drop(pkt->src_qpn, pkt->opcode, "payload");
+        rdma_soft_port_drop(soft, pkt, "payload");
         return;
     }
     memcpy(a.dst_mac, pkt->dmac, 6);
@@ -147,7 +159,7 @@ void rdma_soft_port_send(RdmaSoft *soft, const RdmaSoftPkt *pkt)
     len = rdma_soft_wire_build(port->frame, sizeof(port->frame), pkt, &a,
                                payload);
     if (!len) {
-        trace_rdma_soft_drop(pkt->src_qpn, pkt->opcode, "cannot build frame");
+        rdma_soft_port_drop(soft, pkt, "cannot build frame");
         return;
     }
     soft->stats.tx_frames++;

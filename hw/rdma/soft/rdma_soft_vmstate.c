@@ -656,8 +656,8 @@ static int rdma_soft_post_load(void *opaque, int version_id)
 
 const VMStateDescription vmstate_rdma_soft = {
     .name = "rdma-soft",
-    .version_id = 5,                /* 5: the responder's READ resources */
-    .minimum_version_id = 5,
+    .version_id = 6,                /* 6: stats.tx_dropped */
+    .minimum_version_id = 5,        /* 5: the responder's READ resources */
     .pre_save = rdma_soft_pre_save,
     .post_save = rdma_soft_post_save,
     .pre_load = rdma_soft_pre_load,
@@ -682,6 +682,7 @@ const VMStateDescription vmstate_rdma_soft = {
         VMSTATE_UINT64(stats.retransmits, RdmaSoft),
         VMSTATE_UINT64(stats.seq_naks, RdmaSoft),
         VMSTATE_UINT64(stats.duplicates, RdmaSoft),
+        VMSTATE_UINT64_V(stats.tx_dropped, RdmaSoft, 6),
         VMSTATE_END_OF_LIST()
     },
 };

@@ -152,6 +152,7 @@ static void pvrdma_roce_info(PvrdmaState *s, PvrdmaInfo *info)
     r->netdev = netdev;
     r->mtu = mtu;
     r->tx_frames = st.tx_frames;
+    r->tx_dropped = st.tx_dropped;
     r->rx_frames = st.rx_frames;
     r->rx_dropped = st.rx_dropped;
     r->timeouts = st.timeouts;
