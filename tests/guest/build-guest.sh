@@ -61,12 +61,13 @@ user_bins=(
     ib_send_lat ib_write_lat ib_read_lat ib_atomic_lat
     rdma ip kmod stdbuf
     dd
+    ucx_perftest ucx_info
 )
 # Host packages that provide the above, the tools to assemble the guest,
 # and the firmware run-guest.sh hands to QEMU.
 host_pkgs=(busybox-static cpio kmod gzip xz-utils make gcc dkms libibverbs-dev
            rdma-core ibverbs-providers ibverbs-utils rdmacm-utils perftest
-           iproute2 libc-bin coreutils seabios ipxe-qemu)
+           iproute2 libc-bin coreutils seabios ipxe-qemu ucx-utils)
 
 mkdir -p "$outdir"
 outdir=$(cd "$outdir" && pwd)
@@ -218,7 +219,8 @@ fi
 
 pkg_versions=$(dpkg-query -W -f='${Package}=${Version}\n' \
     busybox-static kmod rdma-core ibverbs-providers ibverbs-utils \
-    rdmacm-utils perftest iproute2 coreutils libc6 libibverbs1 librdmacm1 2>/dev/null || true)
+    rdmacm-utils perftest iproute2 coreutils libc6 libibverbs1 librdmacm1 \
+    ucx-utils libucx0 2>/dev/null || true)
 initrd_key=$( {
     echo "$abi $src_ver $img_ver"
     echo "$modules"
@@ -283,6 +285,10 @@ else
     cp /etc/libibverbs.d/*.driver "$stage/etc/libibverbs.d/"
     # librdmacm's own provider directory, if any (rsocket preload)
     [ -d /usr/lib/x86_64-linux-gnu/rdma-core ] && cp -a /usr/lib/x86_64-linux-gnu/rdma-core "$stage/usr/lib/x86_64-linux-gnu/" || true
+    # UCX's transports (dlopen()ed from UCX_MODULE_DIR, see init's ucx())
+    for p in /usr/lib/x86_64-linux-gnu/ucx/*.so.0; do
+        put_elf "$p"
+    done
     # glibc dlopen()s libgcc_s for pthread_exit/pthread_cancel (rping)
     put_elf /lib/x86_64-linux-gnu/libgcc_s.so.1
     # stdbuf's preload library (line-buffered tool output in the logs)

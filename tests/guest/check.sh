@@ -401,6 +401,18 @@ chk_rping() {   # TEXT
         echo "errors: $(echo "$srv$cli" | grep -iE -m2 'mismatch|error' | tr '\n' ' ')"
 }
 
+# ucx_perftest: the client's "Final:" row carries the -n iterations; UCX
+# says "UCX  ERROR" for every failure (a completion with an error too).
+chk_ucx() {   # TEXT
+    local s=$1 n
+    n=$(dp_opt "$s" -n 1000000)
+    dp_side "$s" client |
+        awk -v n="$n" '$1 == "Final:" && $2 == n { ok = 1 } END { exit !ok }' ||
+        echo "client: no 'Final: $n ...' row"
+    grep -q 'UCX  ERROR' <<<"$s" &&
+        echo "errors: $(grep -m2 'UCX  ERROR' <<<"$s" | sed 's/.*UCX  ERROR //' | tr '\n' ' ')"
+}
+
 # NVMe-oF over RDMA (init's nvmeof_rdma: server = target, client = host):
 # each step prints its own line, failures say "FAILED".  The host must have
 # connected, seen the namespace, written the pattern in 5 block sizes, read
@@ -486,6 +498,10 @@ t_ib_send_lat_ud() { dp ib-send-lat-ud ib_send_lat_ud chk_perf lat 2 both; }
 t_ib_write_lat() { dp ib-write-lat ib_write_lat chk_perf lat 2 both; }
 t_ib_read_lat() { dp ib-read-lat ib_read_lat chk_perf lat 2 client; }
 t_rping() { dp rping rping chk_rping; }
+t_ucx_put_bw() { dp ucx-put-bw ucx_put_bw chk_ucx; }
+t_ucx_get() { dp ucx-get ucx_get chk_ucx; }
+t_ucx_fadd() { dp ucx-fadd ucx_fadd chk_ucx; }
+t_ucx_am_bw_ud() { dp ucx-am-bw-ud ucx_am_bw_ud chk_ucx; }
 # The guest's client against a peer outside it (slow.sh: the lane-3 host
 # VM); the script that ran the peer adds its side as "--- server".
 t_peer_rc_pingpong() { dp peer-rc-pingpong peer_rc_pingpong chk_pingpong; }
