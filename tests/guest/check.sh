@@ -501,7 +501,6 @@ t_rping() { dp rping rping chk_rping; }
 t_ucx_put_bw() { dp ucx-put-bw ucx_put_bw chk_ucx; }
 t_ucx_get() { dp ucx-get ucx_get chk_ucx; }
 t_ucx_fadd() { dp ucx-fadd ucx_fadd chk_ucx; }
-t_ucx_am_bw_ud() { dp ucx-am-bw-ud ucx_am_bw_ud chk_ucx; }
 # The guest's client against a peer outside it (slow.sh: the lane-3 host
 # VM); the script that ran the peer adds its side as "--- server".
 t_peer_rc_pingpong() { dp peer-rc-pingpong peer_rc_pingpong chk_pingpong; }

@@ -24,8 +24,9 @@
 #                     ib_send_bw,ib_send_lat,ib_write_lat,rping); also the
 #                     other lane-2 scenarios: srq_pingpong, ib_send_bw_ud,
 #                     ib_send_lat_ud, ib_read_lat, ucx_put_bw, ucx_get,
-#                     ucx_fadd (ucx_perftest, UCT over rc_verbs),
-#                     ucx_am_bw_ud (over ud_verbs), and nvmeof_rdma (NVMe
+#                     ucx_fadd (ucx_perftest, UCT over rc_verbs; both
+#                     guests' devices must have one name: the server
+#                     takes the client's -d), and nvmeof_rdma (NVMe
 #                     over RDMA: the target in B, the host in A; IPv4
 #                     GIDs only).  An entry
 #                     PROGRAM:[SIZE][:ITERS] has its own size and iterations
@@ -181,7 +182,7 @@ done
 # console sections, and check.sh's test names (_ -> -).  entries: the
 # list as init gets it (NAME or NAME:SIZE[:ITERS]); scens: the plain
 # entries; tagged: K:NAME:SIZE:ITERS of the others (init's NAME@K).
-known=" rc_pingpong ud_pingpong srq_pingpong ib_send_bw ib_send_bw_ud ib_write_bw ib_read_bw ib_atomic_bw ib_send_lat ib_send_lat_ud ib_write_lat ib_read_lat rping nvmeof_rdma ucx_put_bw ucx_get ucx_fadd ucx_am_bw_ud "
+known=" rc_pingpong ud_pingpong srq_pingpong ib_send_bw ib_send_bw_ud ib_write_bw ib_read_bw ib_atomic_bw ib_send_lat ib_send_lat_ud ib_write_lat ib_read_lat rping nvmeof_rdma ucx_put_bw ucx_get ucx_fadd "
 entries=() scens=() tagged=()
 k=0
 for p in $(echo "$programs" | tr ',' ' '); do
