@@ -97,20 +97,29 @@ static const VMStateDescription vmstate_rdma_soft_atomic = {
     },
 };
 
+/*
+ * A ring of RDMA_SOFT_RD_ATOM slots the responder fills in turn: @n used,
+ * the next at @next.  Until it is full, the next slot is the first free.
+ */
+static bool rdma_soft_mig_ring_ok(const RdmaSoftQpMig *m, const char *what,
+                                  uint32_t n, uint32_t next)
+{
+    if (n > RDMA_SOFT_RD_ATOM || next >= RDMA_SOFT_RD_ATOM ||
+        (n < RDMA_SOFT_RD_ATOM && next != n)) {
+        error_report("rdma: incoming QP %u: %u %s, next slot %u", m->qpn, n,
+                     what, next);
+        return false;
+    }
+    return true;
+}
+
 /* Before the atomic results are read: their count fits the ring. */
 static bool rdma_soft_mig_natomic_ok(void *opaque, int version_id)
 {
     RdmaSoftQpMig *m = opaque;
 
-    if (m->resp.natomic > RDMA_SOFT_RD_ATOM ||
-        m->resp.atomic_next >= RDMA_SOFT_RD_ATOM ||
-        (m->resp.natomic < RDMA_SOFT_RD_ATOM &&
-         m->resp.atomic_next != m->resp.natomic)) {
-        error_report("rdma: incoming QP %u: %u atomic results, next "
-                     "slot %u", m->qpn, m->resp.natomic, m->resp.atomic_next);
-        return false;
-    }
-    return true;
+    return rdma_soft_mig_ring_ok(m, "atomic results", m->resp.natomic,
+                                 m->resp.atomic_next);
 }
 
 static const VMStateDescription vmstate_rdma_soft_read_res = {
@@ -132,15 +141,8 @@ static bool rdma_soft_mig_nres_ok(void *opaque, int version_id)
 {
     RdmaSoftQpMig *m = opaque;
 
-    if (m->resp.nres > RDMA_SOFT_RD_ATOM ||
-        m->resp.res_next >= RDMA_SOFT_RD_ATOM ||
-        (m->resp.nres < RDMA_SOFT_RD_ATOM &&
-         m->resp.res_next != m->resp.nres)) {
-        error_report("rdma: incoming QP %u: %u READ resources, next "
-                     "slot %u", m->qpn, m->resp.nres, m->resp.res_next);
-        return false;
-    }
-    return true;
+    return rdma_soft_mig_ring_ok(m, "READ resources", m->resp.nres,
+                                 m->resp.res_next);
 }
 
 RDMA_MIG_ZERO(RdmaSoftQpMig)
