@@ -31,6 +31,7 @@ OBJECT_DECLARE_SIMPLE_TYPE(PvrdmaState, PVRDMA)
 #define PVRDMA_MAX_UAR              512     /* power of two (driver rule) */
 #define PVRDMA_DEV_RING_MAX_PAGES   64      /* async / CQ-notification */
 #define PVRDMA_GID_TBL_LEN          16
+#define PVRDMA_INTX_PIN             1       /* INTA#, read-only */
 
 /* The device ring set up from the DSR: pages[0] is the ring state. */
 typedef struct PvrdmaDevRing {

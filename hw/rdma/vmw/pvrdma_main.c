@@ -299,7 +299,15 @@ void pvrdma_reset_state(PvrdmaState *s)
     s->mac_hi = lduw_le_p(s->mac + 4);
     s->reset_pending = false;
     s->rm.loading = false;
+    /*
+     * The interrupt pin is a read-only register, which a reset gives
+     * back: a load that failed after the PCI config space may have left
+     * a stream's byte there, and pci_set_irq() takes it for a pin number
+     * (an assertion, above 4).  (Not after an unplug: the config space
+     * went with the PCI device.)
+     */
     if (rdma_dev_live(PCI_DEVICE(s))) {
+        pci_config_set_interrupt_pin(PCI_DEVICE(s)->config, PVRDMA_INTX_PIN);
         pci_set_irq(PCI_DEVICE(s), 0);
     }
 }
@@ -753,7 +761,7 @@ static void pvrdma_realize(PCIDevice *pdev, Error **errp)
         return;
     }
 
-    pci_config_set_interrupt_pin(pdev->config, 1);
+    pci_config_set_interrupt_pin(pdev->config, PVRDMA_INTX_PIN);
     memory_region_init_io(&s->regs, OBJECT(s), &pvrdma_regs_ops, s,
                           "pvrdma-regs", PVRDMA_REGS_SIZE);
     memory_region_init_io(&s->uar, OBJECT(s), &pvrdma_uar_ops, s,
@@ -1046,6 +1054,24 @@ static const VMStateDescription vmstate_pvrdma_soft = {
     },
 };
 
+/*
+ * Right after the config space: its interrupt pin is the device's own.
+ * QEMU's PCI load compares only some read-only registers with the
+ * device's (cmask), not this one, and every INTx the device raises (no
+ * MSI-X) would pass it to pci_set_irq() as a pin number.
+ */
+static bool pvrdma_pin_ok(void *opaque, int version_id)
+{
+    uint8_t pin = PCI_DEVICE(opaque)->config[PCI_INTERRUPT_PIN];
+
+    if (pin != PVRDMA_INTX_PIN) {
+        error_report("pvrdma: incoming interrupt pin %u, the device's is %u",
+                     pin, PVRDMA_INTX_PIN);
+        return false;
+    }
+    return true;
+}
+
 static const VMStateDescription vmstate_pvrdma = {
     .name = "pvrdma",
     .version_id = 2,                /* 2: MR key generations (rdma-rm) */
@@ -1055,6 +1081,7 @@ static const VMStateDescription vmstate_pvrdma = {
     .post_load = pvrdma_post_load,
     .fields = (const VMStateField[]) {
         VMSTATE_PCI_DEVICE(parent_obj, PvrdmaState),
+        VMSTATE_VALIDATE("interrupt pin", pvrdma_pin_ok),
         VMSTATE_MSIX(parent_obj, PvrdmaState),
         VMSTATE_UINT32(dsr_low, PvrdmaState),
         VMSTATE_UINT32(dsr_high, PvrdmaState),
