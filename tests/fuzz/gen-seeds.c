@@ -273,6 +273,74 @@ static void seed_wire_responses(Seed *s)
     poll_all(s);
 }
 
+/* A frame from the link, and no main loop before the next operation. */
+static void frame_now(Seed *s, PfFrame a, const void *data, size_t len)
+{
+    op(s, PF_OP_FRAME | PF_OP_NO_FLUSH, &a, sizeof(a), data, len);
+}
+
+/*
+ * The responder's checks from the link (IB 9.7.5; the qtest
+ * /pvrdma/wire/responder-table), on pairs connected to GID 1: requests
+ * that arrive while a READ of 8 packets is answered (kept, then taken),
+ * duplicates of a READ (whole, its tail, not a part of it) and of an
+ * atomic (kept, never executed), and, each on a pair of its own (a NAK
+ * ends the QP), lengths (a first packet not of the path MTU, READ and
+ * WRITE over 2 GiB, a WRITE short of its RETH length) and a WRITE that
+ * the QP's rights do not allow.
+ */
+static void seed_wire_responder(Seed *s)
+{
+    uint8_t data[100];
+
+    memset(data, 0x6b, sizeof(data));
+    fixture(s);
+    rc_pair(s, (PfRcPair) { .rcq = CQ1, .link = 1 });
+    recv1(s, 1, 0xd0001, PAGE, 256);
+    frame_now(s, (PfFrame) { .opcode = 0x0c, .qp = 1, .ackreq = PEER,
+                             .dma_len = 8192 }, NULL, 0);
+    frame_now(s, (PfFrame) { .opcode = 0x04, .qp = 1, .psn = 0x108,
+                             .ackreq = 1 | PEER }, data, 40);
+    frame_now(s, (PfFrame) { .opcode = 0x0a, .qp = 1, .psn = 0x109,
+                             .ackreq = 1 | PEER, .va = 0 }, data, 64);
+    frame_now(s, (PfFrame) { .opcode = 0x0c, .qp = 1, .psn = 0x200,
+                             .ackreq = PEER, .dma_len = 64 }, NULL, 0);
+    poll_all(s);
+    frame(s, (PfFrame) { .opcode = 0x0c, .qp = 1, .ackreq = PEER,
+                         .dma_len = 8192 }, NULL, 0);
+    frame(s, (PfFrame) { .opcode = 0x0c, .qp = 1, .psn = 0x102,
+                         .ackreq = PEER, .va = 0, .dma_len = 6144 }, NULL, 0);
+    frame(s, (PfFrame) { .opcode = 0x0c, .qp = 1, .psn = 0x101,
+                         .ackreq = PEER, .dma_len = 64 }, NULL, 0);
+    frame(s, (PfFrame) { .flags = PF_FRAME_TWICE, .opcode = 0x14, .qp = 1,
+                         .psn = 0x10a, .ackreq = PEER, .swap_add = 3 },
+          NULL, 0);
+    frame(s, (PfFrame) { .opcode = 0x13, .qp = 1, .psn = 0x0ff,
+                         .ackreq = PEER, .compare = 1, .swap_add = 2 },
+          NULL, 0);
+    frame(s, (PfFrame) { .opcode = 0x04, .qp = 1, .psn = 0x109,
+                         .ackreq = PEER }, data, 40);
+    poll_all(s);
+    /* Lengths and rights, a pair each: QPs 3, 5, 7, 9, 11 take them */
+    rc_pair(s, (PfRcPair) { .rcq = CQ1, .link = 1 });
+    frame(s, (PfFrame) { .opcode = 0x00, .qp = 3, .ackreq = PEER },
+          data, 100);
+    rc_pair(s, (PfRcPair) { .rcq = CQ1, .link = 1 });
+    frame(s, (PfFrame) { .opcode = 0x0c, .qp = 5, .ackreq = PEER,
+                         .dma_len = 0x80000001 }, NULL, 0);
+    rc_pair(s, (PfRcPair) { .rcq = CQ1, .link = 1 });
+    frame(s, (PfFrame) { .opcode = 0x0a, .qp = 7, .ackreq = PEER,
+                         .dma_len = 0x80000001 }, data, 100);
+    rc_pair(s, (PfRcPair) { .rcq = CQ1, .link = 1 });
+    frame(s, (PfFrame) { .opcode = 0x0a, .qp = 9, .ackreq = PEER,
+                         .dma_len = 200 }, data, 100);
+    rc_pair(s, (PfRcPair) { .rcq = CQ1, .link = 1,
+                            .access_b = PVRDMA_ACCESS_REMOTE_WRITE });
+    frame(s, (PfFrame) { .opcode = 0x0a, .qp = 11, .ackreq = PEER },
+          data, 100);
+    poll_all(s);
+}
+
 /* Frames that are not RoCE, or are cut, or lie about their lengths. */
 static void seed_wire_raw(Seed *s)
 {
@@ -1381,6 +1449,7 @@ static const struct {
     { "wire-requests", seed_wire_requests },
     { "wire-responses", seed_wire_responses },
     { "wire-raw", seed_wire_raw },
+    { "wire-responder", seed_wire_responder },
     { "rc-write", seed_rc_write },
     { "rc-read", seed_rc_read },
     { "rc-atomics", seed_rc_atomics },

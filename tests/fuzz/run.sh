@@ -216,6 +216,20 @@ coverage() {
         fi
     done
     llvm-profdata-$llvm merge -o "$data" "$prof"/cov-*.profraw
+    # The frames of the inputs must reach the device's RoCE port: once
+    # none did (they were sent from the hub port to its missing peer),
+    # and only the coverage of rdma_soft_port.c showed it.
+    t=$(llvm-cov-$llvm show "$bin" -instr-profile="$data" \
+            -name-regex='rdma_soft_port_parse$' 2>/dev/null |
+        awk -F'|' 'NF >= 3 && $2 ~ /[0-9]/ { gsub(/ /, "", $2); print $2; exit }')
+    if [ -z "$t" ] || [ "$t" = 0 ]; then
+        say "FAIL no input's frame reached the device's RoCE port" \
+            "(rdma_soft_port_parse ran ${t:-0} times)"
+        fail=$((fail + 1))
+    else
+        say "frames reached the device's RoCE port" \
+            "(rdma_soft_port_parse ran $t times)"
+    fi
     llvm-cov-$llvm export -summary-only "$bin" -instr-profile="$data" \
         > "$prof/cov.json" 2>/dev/null
     python3 - "$prof/cov.json" <<'EOF'
