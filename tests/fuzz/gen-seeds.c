@@ -1412,6 +1412,50 @@ static void seed_migrate_cut(Seed *s)
 }
 
 /*
+ * One field of the device's own section changed, at its offset in the
+ * stream (vmstate_pvrdma: the PCI device's version and 256 bytes of
+ * config space from 4, its interrupt pin at 4 + 0x3d; MSI-X's 3 entries
+ * and pending bits from 276; the registers from 325; dsr_loaded at 353;
+ * the async ring's npages at 383): each load must be refused, and the
+ * device refuse work until a good load or a reset.
+ */
+static void seed_migrate_field(Seed *s, PfMigEdit e)
+{
+    live_objects(s);
+    migrate(s, (PfMigrate) { 0 }, &e, 1);
+    after_migration(s);
+}
+
+static void seed_migrate_pin(Seed *s)
+{
+    seed_migrate_field(s, (PfMigEdit) { .kind = PF_MIG_XOR8, .off = 65,
+                                        .val = 0x40 });
+}
+
+static void seed_migrate_no_dsr(Seed *s)
+{
+    seed_migrate_field(s, (PfMigEdit) { .kind = PF_MIG_XOR8, .off = 353,
+                                        .val = 0x01 });
+}
+
+/*
+ * The async ring made 65 pages: its npages, and its one run of 4 pages
+ * (the low bits of the run word at 391..398) 61 longer.  The page list
+ * loads; the device's check of its rings (at most 64 pages) refuses it.
+ */
+static void seed_migrate_ring_pages(Seed *s)
+{
+    static const PfMigEdit e[] = {
+        { .kind = PF_MIG_ADD32, .off = 383, .val = 61 },
+        { .kind = PF_MIG_ADD32, .off = 395, .val = 61 },
+    };
+
+    live_objects(s);
+    migrate(s, (PfMigrate) { 0 }, e, 2);
+    after_migration(s);
+}
+
+/*
  * Changed streams: bytes XORed, counts and handles set and moved, at
  * places spread over the section, each load followed by work.
  */
@@ -1450,6 +1494,9 @@ static const struct {
     { "wire-responses", seed_wire_responses },
     { "wire-raw", seed_wire_raw },
     { "wire-responder", seed_wire_responder },
+    { "migrate-pin", seed_migrate_pin },
+    { "migrate-no-dsr", seed_migrate_no_dsr },
+    { "migrate-ring-pages", seed_migrate_ring_pages },
     { "rc-write", seed_rc_write },
     { "rc-read", seed_rc_read },
     { "rc-atomics", seed_rc_atomics },
