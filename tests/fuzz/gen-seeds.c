@@ -1412,30 +1412,30 @@ static void seed_migrate_cut(Seed *s)
 }
 
 /*
- * One field of the device's own section changed, at its offset in the
- * stream (vmstate_pvrdma: the PCI device's version and 256 bytes of
- * config space from 4, its interrupt pin at 4 + 0x3d; MSI-X's 3 entries
- * and pending bits from 276; the registers from 325; dsr_loaded at 353;
- * the async ring's npages at 383): each load must be refused, and the
- * device refuse work until a good load or a reset.
+ * Fields of the device's own section changed (@e, @n edits), each at
+ * its offset in the stream (vmstate_pvrdma: the PCI device's version and
+ * 256 bytes of config space from 4, its interrupt pin at 4 + 0x3d; MSI-X's
+ * 3 entries and pending bits from 276; the registers from 325; dsr_loaded
+ * at 353; the async ring's npages at 383): each load must be refused,
+ * and the device refuse work until a good load or a reset.
  */
-static void seed_migrate_field(Seed *s, PfMigEdit e)
+static void seed_migrate_field(Seed *s, const PfMigEdit *e, size_t n)
 {
     live_objects(s);
-    migrate(s, (PfMigrate) { 0 }, &e, 1);
+    migrate(s, (PfMigrate) { 0 }, e, n);
     after_migration(s);
 }
 
 static void seed_migrate_pin(Seed *s)
 {
-    seed_migrate_field(s, (PfMigEdit) { .kind = PF_MIG_XOR8, .off = 65,
-                                        .val = 0x40 });
+    seed_migrate_field(s, &(PfMigEdit) { .kind = PF_MIG_XOR8, .off = 65,
+                                         .val = 0x40 }, 1);
 }
 
 static void seed_migrate_no_dsr(Seed *s)
 {
-    seed_migrate_field(s, (PfMigEdit) { .kind = PF_MIG_XOR8, .off = 353,
-                                        .val = 0x01 });
+    seed_migrate_field(s, &(PfMigEdit) { .kind = PF_MIG_XOR8, .off = 353,
+                                         .val = 0x01 }, 1);
 }
 
 /*
@@ -1450,9 +1450,7 @@ static void seed_migrate_ring_pages(Seed *s)
         { .kind = PF_MIG_ADD32, .off = 395, .val = 61 },
     };
 
-    live_objects(s);
-    migrate(s, (PfMigrate) { 0 }, e, 2);
-    after_migration(s);
+    seed_migrate_field(s, e, 2);
 }
 
 /*
