@@ -294,17 +294,50 @@ bool rdma_soft_write_buf(PCIDevice *pdev, RdmaSoftSgl *dst, uint64_t off,
     return true;
 }
 
+/*
+ * The guest's word is little-endian.  A compare-and-swap of byte-swapped
+ * operands is right on any host; an addition is not (its carry would run
+ * in the host's byte order), so a big-endian host adds in a loop of them.
+ * The 64-bit operations are atomic against the vCPUs only where the host
+ * has them (CONFIG_ATOMIC64, 32-bit hosts included); elsewhere the device
+ * announces no atomics and refuses them here.
+ */
+#ifdef CONFIG_ATOMIC64
+static uint64_t rdma_soft_cmpxchg_le64(uint64_t *p, uint64_t cmp,
+                                       uint64_t val)
+{
+    return le64_to_cpu(qatomic_cmpxchg__nocheck(p, cpu_to_le64(cmp),
+                                                cpu_to_le64(val)));
+}
+
+static uint64_t rdma_soft_fetch_add_le64(uint64_t *p, uint64_t add)
+{
+#if HOST_BIG_ENDIAN
+    uint64_t old = le64_to_cpu(qatomic_read__nocheck(p)), seen;
+
+    while ((seen = rdma_soft_cmpxchg_le64(p, old, old + add)) != old) {
+        old = seen;
+    }
+    return old;
+#else
+    return qatomic_fetch_add(p, add);
+#endif
+}
+#endif
+
 bool rdma_soft_atomic(PCIDevice *pdev, RdmaSoftSgl *remote,
                       RdmaWrOpcode op, uint64_t compare_add, uint64_t swap,
                       uint64_t *orig)
 {
+#ifdef CONFIG_ATOMIC64
     AddressSpace *as = pci_get_address_space(pdev);
     RdmaSoftCursor c;
-    uint64_t phys, *p, old;
+    uint64_t phys, *p;
     dma_addr_t l = 8;
 
     rdma_soft_cursor_init(&c, remote, 0);
-    if (rdma_soft_cursor_next(&c, 8, &phys) != 8 ||
+    /* Aligned, as the host's atomic instructions need (the va is, 9.4.5) */
+    if (rdma_soft_cursor_next(&c, 8, &phys) != 8 || (phys & 7) ||
         !rdma_ram_ok(pdev, phys, 8)) {
         return false;
     }
@@ -318,12 +351,13 @@ bool rdma_soft_atomic(PCIDevice *pdev, RdmaSoftSgl *remote,
     }
     /* Atomic also against other vCPUs touching the same guest word. */
     if (op == RDMA_WR_ATOMIC_CMP_AND_SWP) {
-        old = le64_to_cpu(qatomic_cmpxchg(p, cpu_to_le64(compare_add),
-                                          cpu_to_le64(swap)));
+        *orig = rdma_soft_cmpxchg_le64(p, compare_add, swap);
     } else {
-        old = le64_to_cpu(qatomic_fetch_add(p, cpu_to_le64(compare_add)));
+        *orig = rdma_soft_fetch_add_le64(p, compare_add);
     }
     dma_memory_unmap(as, p, l, DMA_DIRECTION_FROM_DEVICE, 8);
-    *orig = old;
     return true;
+#else
+    return false;
+#endif
 }
