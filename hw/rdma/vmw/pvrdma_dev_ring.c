@@ -58,6 +58,14 @@ int pvrdma_ring_peek(PvrdmaRingMap *r, uint32_t *head, uint32_t *tail)
     if (!pvrdma_ring_state(r, tail, head)) {
         return -EIO;
     }
+    /*
+     * The guest wrote the element before the prod_tail that publishes it
+     * (libvmw_pvrdma's udma_to_device_barrier(), the kernel driver's
+     * wmb()); the element must not be read before the index was, or a
+     * weakly ordered host may see a stale element behind a new index.
+     * The read side of that pairing, as in virtqueue_num_heads().
+     */
+    smp_rmb();
     return *tail != *head;
 }
 
@@ -65,6 +73,12 @@ bool pvrdma_ring_pop(PvrdmaRingMap *r, uint32_t head)
 {
     uint32_t next = cpu_to_le32(pvrdma_idx_next(head, r->max_elems));
 
+    /*
+     * Every read of the element comes before cons_head hands its slot
+     * back: once the guest sees the new head it may write the slot again.
+     * Orders loads before a store, hence a full barrier.
+     */
+    smp_mb();
     return rdma_dma_write(r->pdev, r->state + offsetof(PvrdmaRing, cons_head),
                           &next, sizeof(next));
 }
@@ -85,6 +99,12 @@ int pvrdma_ring_produce(PvrdmaRingMap *r, const void *elem)
         pvrdma_idx_next(tail, r->max_elems) == head) {
         return -ENOSPC;
     }
+    /*
+     * The slot is free because cons_head moved past it; the guest read the
+     * old element before moving it.  Our write of the slot must come after
+     * our read of that cons_head (a load before a store: a full barrier).
+     */
+    smp_mb();
     if (!rdma_dma_write(r->pdev, pvrdma_ring_elem_addr(r, tail), elem,
                         r->elem_size)) {
         return -EIO;
