@@ -155,6 +155,24 @@ static bool rdma_ibv_check_ram(RdmaIbv *ibv, Error **errp)
     MemoryRegion *mr;
     RAMBlock *rb;
 
+    /*
+     * The guest's MRs are lists of 4 KiB pages, each registered with the
+     * host device as it lies in host memory: a host page of 64 KiB
+     * (ppc64le, some aarch64 kernels) cannot alias them.
+     */
+    if (qemu_real_host_page_size() != RDMA_PAGE_SIZE) {
+        error_setg(errp, "ibdev=: the host's page size is %zu KiB; the "
+                   "ibverbs backend needs 4 KiB pages (the soft backend "
+                   "has no such need)", qemu_real_host_page_size() / KiB);
+        return false;
+    }
+    /* The DMA MR and the check below assume the PC's memory map. */
+    if (!object_dynamic_cast(qdev_get_machine(), "x86-machine")) {
+        error_setg(errp, "ibdev=: the ibverbs backend needs a PC machine "
+                   "(pc or q35); use the soft backend on %s",
+                   object_get_typename(qdev_get_machine()));
+        return false;
+    }
     RCU_READ_LOCK_GUARD();
     /* Bus mastering is off at realize: look at system memory itself. */
     mr = address_space_translate(&address_space_memory, 1 * MiB, &xlat, &plen,
