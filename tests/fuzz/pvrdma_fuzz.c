@@ -2502,14 +2502,24 @@ static GString *pf_cmdline(FuzzTarget *t)
     g_string_append_printf(cmd, " -m 32M -display none -nodefaults"
                            " -global apic-common.vapic=off"
                            " -netdev hubport,id=" PF_NETDEV ",hubid=0"
-                           " -netdev hubport,id=" PF_WIRE ",hubid=0"
-                           " -device vmxnet3,id=" PF_NIC ",%s,"
+                           " -netdev hubport,id=" PF_WIRE ",hubid=0");
+    /*
+     * On pc, pvrdma comes first, as with libvirt (its <qemu:commandline>
+     * devices are created before the vmxnet3 of the domain XML): realize
+     * then leaves the check of function 0 to the machine-done notifier.
+     */
+    if (!pf.q35) {
+        g_string_append_printf(cmd, " -device pvrdma,id=rdma,addr=10.1,%s",
+                               pf_limits);
+    }
+    g_string_append_printf(cmd, " -device vmxnet3,id=" PF_NIC ",%s,"
                            "netdev=" PF_NETDEV ",multifunction=on,"
-                           "mac=52:54:00:12:34:56,romfile="
-                           " -device pvrdma,id=rdma,%s,%s",
-                           pf.q35 ? "bus=rp0,addr=0.0" : "addr=10.0",
-                           pf.q35 ? "bus=rp0,addr=0.1" : "addr=10.1",
-                           pf_limits);
+                           "mac=52:54:00:12:34:56,romfile=",
+                           pf.q35 ? "bus=rp0,addr=0.0" : "addr=10.0");
+    if (pf.q35) {
+        g_string_append_printf(cmd, " -device pvrdma,id=rdma,bus=rp0,"
+                               "addr=0.1,%s", pf_limits);
+    }
     return cmd;
 }
 
