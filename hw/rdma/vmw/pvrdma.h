@@ -80,7 +80,7 @@ struct PvrdmaState {
     dma_addr_t resp_slot;
     PvrdmaDevRing async_ring;
     PvrdmaDevRing cq_ring;
-    PvrdmaDeviceCaps caps;
+    uint8_t gid_types;              /* the one the capabilities announce */
 
     RdmaResources rm;
     RdmaBackend *backend;

@@ -8,8 +8,13 @@
  * structure is checked field by field against those headers by
  * tests/abi/pvrdma-abi-check.c.
  *
- * All multi-byte fields are little-endian in guest memory; the device is
- * built for little-endian hosts only (see pvrdma_realize()).
+ * All multi-byte fields are little-endian in guest memory, except those
+ * marked big-endian (GIDs, GUIDs, the immediate data), which the device
+ * passes through as bytes.  The structures here are guest layouts only:
+ * the front-end converts every field where it crosses into or out of the
+ * device (le32_to_cpu() as it reads, cpu_to_le32() as it writes), so the
+ * device works on hosts of either byte order, and the core and backends
+ * see host-order values only.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */

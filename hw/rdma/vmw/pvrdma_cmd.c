@@ -9,6 +9,10 @@
  * on failure ERR carries a positive errno, which is what the driver checks
  * (it never looks at resp.hdr.err), and no interrupt is raised.
  *
+ * Requests and responses are little-endian guest layouts (pvrdma_abi.h):
+ * a handler converts each field it reads or writes here, and the core
+ * sees host-order values only.
+ *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
 
@@ -25,24 +29,26 @@ static int pvrdma_query_port(PvrdmaState *s, const PvrdmaCmdReq *req,
 {
     PvrdmaPortAttr *a = &rsp->query_port_resp.attrs;
     RdmaPortAttr port = { 0 };
+    bool active;
 
     if (req->query_port.port_num != 1) {
         return -EINVAL;
     }
     s->backend->ops->query_port(s->backend, &port);
-    a->state = port.active && s->activated && s->port_up ?
-               PVRDMA_PORT_ACTIVE : PVRDMA_PORT_DOWN;
-    a->max_mtu = port.max_mtu;
-    a->active_mtu = port.active_mtu;
-    a->gid_tbl_len = s->rm.limits.gid_tbl_len;
-    a->port_cap_flags = PVRDMA_PORT_CM_SUP | PVRDMA_PORT_IP_BASED_GIDS;
-    a->max_msg_sz = port.max_msg_sz;
-    a->pkey_tbl_len = s->rm.limits.max_pkeys;
+    active = port.active && s->activated && s->port_up;
+    a->state = cpu_to_le32(active ? PVRDMA_PORT_ACTIVE : PVRDMA_PORT_DOWN);
+    a->max_mtu = cpu_to_le32(port.max_mtu);
+    a->active_mtu = cpu_to_le32(port.active_mtu);
+    a->gid_tbl_len = cpu_to_le32(s->rm.limits.gid_tbl_len);
+    a->port_cap_flags = cpu_to_le32(PVRDMA_PORT_CM_SUP |
+                                    PVRDMA_PORT_IP_BASED_GIDS);
+    a->max_msg_sz = cpu_to_le32(port.max_msg_sz);
+    a->pkey_tbl_len = cpu_to_le16(s->rm.limits.max_pkeys);
     a->max_vl_num = 1;
     a->active_width = port.active_width;
     a->active_speed = port.active_speed;
-    a->phys_state = a->state == PVRDMA_PORT_ACTIVE ?
-                    PVRDMA_PHYS_STATE_LINK_UP : PVRDMA_PHYS_STATE_DISABLED;
+    a->phys_state = active ? PVRDMA_PHYS_STATE_LINK_UP
+                           : PVRDMA_PHYS_STATE_DISABLED;
     return 0;
 }
 
@@ -53,7 +59,7 @@ static int pvrdma_query_pkey(PvrdmaState *s, const PvrdmaCmdReq *req,
         req->query_pkey.index >= s->rm.limits.max_pkeys) {
         return -EINVAL;
     }
-    rsp->query_pkey_resp.pkey = 0xffff;     /* the default partition */
+    rsp->query_pkey_resp.pkey = cpu_to_le16(0xffff);  /* default partition */
     return 0;
 }
 
@@ -64,7 +70,8 @@ static int pvrdma_create_uc(PvrdmaState *s, const PvrdmaCmdReq *req,
     uint64_t bar = pci_get_bar_addr(pdev, PVRDMA_BAR_UAR);
     /* Drivers before version 19 pass a 32-bit page number. */
     uint64_t pfn = s->driver_version < PVRDMA_VERSION_PPN64 ?
-                   req->create_uc.pfn : req->create_uc.pfn64;
+                   le32_to_cpu(req->create_uc.pfn) :
+                   le64_to_cpu(req->create_uc.pfn64);
     uint64_t index = pfn - (bar >> RDMA_PAGE_SHIFT);
     uint32_t h;
     int ret;
@@ -86,45 +93,50 @@ static int pvrdma_create_uc(PvrdmaState *s, const PvrdmaCmdReq *req,
         }
     }
     ret = rdma_rm_alloc_uc(&s->rm, index, &h);
-    rsp->create_uc_resp.ctx_handle = h;
+    rsp->create_uc_resp.ctx_handle = cpu_to_le32(h);
     return ret;
 }
 
 static int pvrdma_destroy_uc(PvrdmaState *s, const PvrdmaCmdReq *req,
                              PvrdmaCmdResp *rsp)
 {
-    return rdma_rm_dealloc_uc(&s->rm, req->destroy_uc.ctx_handle);
+    return rdma_rm_dealloc_uc(&s->rm, le32_to_cpu(req->destroy_uc.ctx_handle));
 }
 
 static int pvrdma_create_pd(PvrdmaState *s, const PvrdmaCmdReq *req,
                             PvrdmaCmdResp *rsp)
 {
-    return rdma_rm_alloc_pd(&s->rm, req->create_pd.ctx_handle,
-                            &rsp->create_pd_resp.pd_handle);
+    uint32_t pd = 0;
+    int ret = rdma_rm_alloc_pd(&s->rm, le32_to_cpu(req->create_pd.ctx_handle),
+                               &pd);
+
+    rsp->create_pd_resp.pd_handle = cpu_to_le32(pd);
+    return ret;
 }
 
 static int pvrdma_destroy_pd(PvrdmaState *s, const PvrdmaCmdReq *req,
                              PvrdmaCmdResp *rsp)
 {
-    return rdma_rm_dealloc_pd(&s->rm, req->destroy_pd.pd_handle);
+    return rdma_rm_dealloc_pd(&s->rm, le32_to_cpu(req->destroy_pd.pd_handle));
 }
 
 static int pvrdma_create_mr(PvrdmaState *s, const PvrdmaCmdReq *req,
                             PvrdmaCmdResp *rsp)
 {
     const PvrdmaCmdCreateMr *c = &req->create_mr;
+    uint32_t flags = le32_to_cpu(c->flags);
     RdmaMrReq r = {
-        .pd_handle = c->pd_handle,
-        .access = c->access_flags,
-        .start = c->start,
-        .length = c->length,
-        .nchunks = c->nchunks,
-        .pdir = c->pdir_dma,
+        .pd_handle = le32_to_cpu(c->pd_handle),
+        .access = le32_to_cpu(c->access_flags),
+        .start = le64_to_cpu(c->start),
+        .length = le64_to_cpu(c->length),
+        .nchunks = le32_to_cpu(c->nchunks),
+        .pdir = le64_to_cpu(c->pdir_dma),
     };
     RdmaMr *mr;
     int ret;
 
-    switch (c->flags) {
+    switch (flags) {
     case 0:
         r.kind = RDMA_MR_USER;
         break;
@@ -136,14 +148,14 @@ static int pvrdma_create_mr(PvrdmaState *s, const PvrdmaCmdReq *req,
         break;
     default:
         qemu_log_mask(LOG_GUEST_ERROR, "pvrdma: create_mr: flags 0x%x\n",
-                      c->flags);
+                      flags);
         return -EINVAL;
     }
     ret = rdma_rm_create_mr(&s->rm, &r, &mr);
     if (ret == 0) {
-        rsp->create_mr_resp.mr_handle = mr->handle;
-        rsp->create_mr_resp.lkey = mr->lkey;
-        rsp->create_mr_resp.rkey = mr->rkey;
+        rsp->create_mr_resp.mr_handle = cpu_to_le32(mr->handle);
+        rsp->create_mr_resp.lkey = cpu_to_le32(mr->lkey);
+        rsp->create_mr_resp.rkey = cpu_to_le32(mr->rkey);
     }
     return ret;
 }
@@ -151,7 +163,7 @@ static int pvrdma_create_mr(PvrdmaState *s, const PvrdmaCmdReq *req,
 static int pvrdma_destroy_mr(PvrdmaState *s, const PvrdmaCmdReq *req,
                              PvrdmaCmdResp *rsp)
 {
-    return rdma_rm_destroy_mr(&s->rm, req->destroy_mr.mr_handle);
+    return rdma_rm_destroy_mr(&s->rm, le32_to_cpu(req->destroy_mr.mr_handle));
 }
 
 static int pvrdma_create_cq(PvrdmaState *s, const PvrdmaCmdReq *req,
@@ -159,18 +171,18 @@ static int pvrdma_create_cq(PvrdmaState *s, const PvrdmaCmdReq *req,
 {
     const PvrdmaCmdCreateCq *c = &req->create_cq;
     RdmaCqReq r = {
-        .ctx_handle = c->ctx_handle,
-        .cqe = c->cqe,
+        .ctx_handle = le32_to_cpu(c->ctx_handle),
+        .cqe = le32_to_cpu(c->cqe),
         .cqe_size = sizeof(PvrdmaCqe),
-        .pdir = c->pdir_dma,
-        .nchunks = c->nchunks,
+        .pdir = le64_to_cpu(c->pdir_dma),
+        .nchunks = le32_to_cpu(c->nchunks),
     };
     RdmaCq *cq;
     int ret = rdma_rm_create_cq(&s->rm, &r, &cq);
 
     if (ret == 0) {
-        rsp->create_cq_resp.cq_handle = cq->handle;
-        rsp->create_cq_resp.cqe = cq->cqe;
+        rsp->create_cq_resp.cq_handle = cpu_to_le32(cq->handle);
+        rsp->create_cq_resp.cqe = cpu_to_le32(cq->cqe);
     }
     return ret;
 }
@@ -186,7 +198,7 @@ static int pvrdma_resize_cq(PvrdmaState *s, const PvrdmaCmdReq *req,
 static int pvrdma_destroy_cq(PvrdmaState *s, const PvrdmaCmdReq *req,
                              PvrdmaCmdResp *rsp)
 {
-    return rdma_rm_destroy_cq(&s->rm, req->destroy_cq.cq_handle);
+    return rdma_rm_destroy_cq(&s->rm, le32_to_cpu(req->destroy_cq.cq_handle));
 }
 
 static int pvrdma_create_qp(PvrdmaState *s, const PvrdmaCmdReq *req,
@@ -195,24 +207,24 @@ static int pvrdma_create_qp(PvrdmaState *s, const PvrdmaCmdReq *req,
     const PvrdmaCmdCreateQp *c = &req->create_qp;
     RdmaQpReq r = {
         .type = c->qp_type,
-        .pd_handle = c->pd_handle,
-        .send_cq_handle = c->send_cq_handle,
-        .recv_cq_handle = c->recv_cq_handle,
-        .srq_handle = c->srq_handle,
+        .pd_handle = le32_to_cpu(c->pd_handle),
+        .send_cq_handle = le32_to_cpu(c->send_cq_handle),
+        .recv_cq_handle = le32_to_cpu(c->recv_cq_handle),
+        .srq_handle = le32_to_cpu(c->srq_handle),
         .is_srq = c->is_srq,
         .sq_sig_all = c->sq_sig_all,
-        .access_flags = c->access_flags,
-        .max_send_wr = c->max_send_wr,
-        .max_recv_wr = c->max_recv_wr,
-        .max_send_sge = c->max_send_sge,
-        .max_recv_sge = c->max_recv_sge,
-        .max_inline_data = c->max_inline_data,
+        .access_flags = le32_to_cpu(c->access_flags),
+        .max_send_wr = le32_to_cpu(c->max_send_wr),
+        .max_recv_wr = le32_to_cpu(c->max_recv_wr),
+        .max_send_sge = le32_to_cpu(c->max_send_sge),
+        .max_recv_sge = le32_to_cpu(c->max_recv_sge),
+        .max_inline_data = le32_to_cpu(c->max_inline_data),
         .send_wqe_hdr = sizeof(PvrdmaSqWqeHdr),
         .recv_wqe_hdr = sizeof(PvrdmaRqWqeHdr),
         .sge_size = sizeof(PvrdmaSge),
-        .total_chunks = c->total_chunks,
-        .send_chunks = c->send_chunks,
-        .pdir = c->pdir_dma,
+        .total_chunks = le16_to_cpu(c->total_chunks),
+        .send_chunks = le16_to_cpu(c->send_chunks),
+        .pdir = le64_to_cpu(c->pdir_dma),
     };
     RdmaQp *qp;
     int ret;
@@ -241,22 +253,22 @@ static int pvrdma_create_qp(PvrdmaState *s, const PvrdmaCmdReq *req,
     if (s->driver_version < PVRDMA_VERSION_QPHANDLE) {
         PvrdmaCmdCreateQpResp *o = &rsp->create_qp_resp;
 
-        o->qpn = qp->qpn;
-        o->max_send_wr = qp->cap.max_send_wr;
-        o->max_recv_wr = qp->cap.max_recv_wr;
-        o->max_send_sge = qp->cap.max_send_sge;
-        o->max_recv_sge = qp->cap.max_recv_sge;
-        o->max_inline_data = qp->cap.max_inline_data;
+        o->qpn = cpu_to_le32(qp->qpn);
+        o->max_send_wr = cpu_to_le32(qp->cap.max_send_wr);
+        o->max_recv_wr = cpu_to_le32(qp->cap.max_recv_wr);
+        o->max_send_sge = cpu_to_le32(qp->cap.max_send_sge);
+        o->max_recv_sge = cpu_to_le32(qp->cap.max_recv_sge);
+        o->max_inline_data = cpu_to_le32(qp->cap.max_inline_data);
     } else {
         PvrdmaCmdCreateQpRespV2 *o = &rsp->create_qp_resp_v2;
 
-        o->qpn = qp->qpn;
-        o->qp_handle = qp->handle;
-        o->max_send_wr = qp->cap.max_send_wr;
-        o->max_recv_wr = qp->cap.max_recv_wr;
-        o->max_send_sge = qp->cap.max_send_sge;
-        o->max_recv_sge = qp->cap.max_recv_sge;
-        o->max_inline_data = qp->cap.max_inline_data;
+        o->qpn = cpu_to_le32(qp->qpn);
+        o->qp_handle = cpu_to_le32(qp->handle);
+        o->max_send_wr = cpu_to_le32(qp->cap.max_send_wr);
+        o->max_recv_wr = cpu_to_le32(qp->cap.max_recv_wr);
+        o->max_send_sge = cpu_to_le32(qp->cap.max_send_sge);
+        o->max_recv_sge = cpu_to_le32(qp->cap.max_recv_sge);
+        o->max_inline_data = cpu_to_le32(qp->cap.max_inline_data);
     }
     return 0;
 }
@@ -271,28 +283,28 @@ static void pvrdma_ah_from_abi(RdmaAh *d, const PvrdmaAhAttr *a)
      * refusing it here would fail every UCX rc_verbs connection; keeping
      * it whole made the frame builder drop every packet of the QP.
      */
-    d->flow_label = a->grh.flow_label & RDMA_FLOW_LABEL_MASK;
+    d->flow_label = le32_to_cpu(a->grh.flow_label) & RDMA_FLOW_LABEL_MASK;
     d->sgid_index = a->grh.sgid_index;
     d->hop_limit = a->grh.hop_limit;
     d->traffic_class = a->grh.traffic_class;
     d->sl = a->sl;
     d->port_num = a->port_num;
     memcpy(d->dmac, a->dmac, sizeof(d->dmac));
-    d->vlan_id = a->vlan_id;
+    d->vlan_id = le16_to_cpu(a->vlan_id);
     d->has_grh = a->ah_flags & 1;
 }
 
 static void pvrdma_ah_to_abi(PvrdmaAhAttr *d, const RdmaAh *a)
 {
     memcpy(d->grh.dgid.raw, a->dgid, sizeof(a->dgid));
-    d->grh.flow_label = a->flow_label;
+    d->grh.flow_label = cpu_to_le32(a->flow_label);
     d->grh.sgid_index = a->sgid_index;
     d->grh.hop_limit = a->hop_limit;
     d->grh.traffic_class = a->traffic_class;
     d->sl = a->sl;
     d->port_num = a->port_num;
     memcpy(d->dmac, a->dmac, sizeof(d->dmac));
-    d->vlan_id = a->vlan_id;
+    d->vlan_id = cpu_to_le16(a->vlan_id);
     d->ah_flags = a->has_grh ? 1 : 0;
 }
 
@@ -302,16 +314,16 @@ static int pvrdma_modify_qp(PvrdmaState *s, const PvrdmaCmdReq *req,
     const PvrdmaQpAttr *a = &req->modify_qp.attrs;
     /* Out-of-range states become RDMA_QPS_MAX, which the core refuses. */
     RdmaQpAttr r = {
-        .qp_state = MIN(a->qp_state, RDMA_QPS_MAX),
-        .cur_qp_state = MIN(a->cur_qp_state, RDMA_QPS_MAX),
-        .path_mtu = MIN(a->path_mtu, 0xff),
-        .path_mig_state = MIN(a->path_mig_state, 0xff),
-        .qkey = a->qkey,
-        .rq_psn = a->rq_psn,
-        .sq_psn = a->sq_psn,
-        .dest_qp_num = a->dest_qp_num,
-        .qp_access_flags = a->qp_access_flags,
-        .pkey_index = a->pkey_index,
+        .qp_state = MIN(le32_to_cpu(a->qp_state), RDMA_QPS_MAX),
+        .cur_qp_state = MIN(le32_to_cpu(a->cur_qp_state), RDMA_QPS_MAX),
+        .path_mtu = MIN(le32_to_cpu(a->path_mtu), 0xff),
+        .path_mig_state = MIN(le32_to_cpu(a->path_mig_state), 0xff),
+        .qkey = le32_to_cpu(a->qkey),
+        .rq_psn = le32_to_cpu(a->rq_psn),
+        .sq_psn = le32_to_cpu(a->sq_psn),
+        .dest_qp_num = le32_to_cpu(a->dest_qp_num),
+        .qp_access_flags = le32_to_cpu(a->qp_access_flags),
+        .pkey_index = le16_to_cpu(a->pkey_index),
         .en_sqd_async_notify = a->en_sqd_async_notify,
         .max_rd_atomic = a->max_rd_atomic,
         .max_dest_rd_atomic = a->max_dest_rd_atomic,
@@ -323,8 +335,8 @@ static int pvrdma_modify_qp(PvrdmaState *s, const PvrdmaCmdReq *req,
     };
 
     pvrdma_ah_from_abi(&r.ah, &a->ah_attr);
-    return rdma_rm_modify_qp(&s->rm, req->modify_qp.qp_handle,
-                             req->modify_qp.attr_mask, &r);
+    return rdma_rm_modify_qp(&s->rm, le32_to_cpu(req->modify_qp.qp_handle),
+                             le32_to_cpu(req->modify_qp.attr_mask), &r);
 }
 
 static int pvrdma_query_qp(PvrdmaState *s, const PvrdmaCmdReq *req,
@@ -333,21 +345,22 @@ static int pvrdma_query_qp(PvrdmaState *s, const PvrdmaCmdReq *req,
     PvrdmaQpAttr *a = &rsp->query_qp_resp.attrs;
     RdmaQpAttr r;
     RdmaQpCap cap;
-    int ret = rdma_rm_query_qp(&s->rm, req->query_qp.qp_handle, &r, &cap);
+    int ret = rdma_rm_query_qp(&s->rm, le32_to_cpu(req->query_qp.qp_handle),
+                               &r, &cap);
 
     if (ret < 0) {
         return ret;
     }
-    a->qp_state = r.qp_state;
-    a->cur_qp_state = r.cur_qp_state;
-    a->path_mtu = r.path_mtu;
-    a->path_mig_state = r.path_mig_state;
-    a->qkey = r.qkey;
-    a->rq_psn = r.rq_psn;
-    a->sq_psn = r.sq_psn;
-    a->dest_qp_num = r.dest_qp_num;
-    a->qp_access_flags = r.qp_access_flags;
-    a->pkey_index = r.pkey_index;
+    a->qp_state = cpu_to_le32(r.qp_state);
+    a->cur_qp_state = cpu_to_le32(r.cur_qp_state);
+    a->path_mtu = cpu_to_le32(r.path_mtu);
+    a->path_mig_state = cpu_to_le32(r.path_mig_state);
+    a->qkey = cpu_to_le32(r.qkey);
+    a->rq_psn = cpu_to_le32(r.rq_psn);
+    a->sq_psn = cpu_to_le32(r.sq_psn);
+    a->dest_qp_num = cpu_to_le32(r.dest_qp_num);
+    a->qp_access_flags = cpu_to_le32(r.qp_access_flags);
+    a->pkey_index = cpu_to_le16(r.pkey_index);
     a->en_sqd_async_notify = r.en_sqd_async_notify;
     a->max_rd_atomic = r.max_rd_atomic;
     a->max_dest_rd_atomic = r.max_dest_rd_atomic;
@@ -356,11 +369,11 @@ static int pvrdma_query_qp(PvrdmaState *s, const PvrdmaCmdReq *req,
     a->timeout = r.timeout;
     a->retry_cnt = r.retry_cnt;
     a->rnr_retry = r.rnr_retry;
-    a->cap.max_send_wr = cap.max_send_wr;
-    a->cap.max_recv_wr = cap.max_recv_wr;
-    a->cap.max_send_sge = cap.max_send_sge;
-    a->cap.max_recv_sge = cap.max_recv_sge;
-    a->cap.max_inline_data = cap.max_inline_data;
+    a->cap.max_send_wr = cpu_to_le32(cap.max_send_wr);
+    a->cap.max_recv_wr = cpu_to_le32(cap.max_recv_wr);
+    a->cap.max_send_sge = cpu_to_le32(cap.max_send_sge);
+    a->cap.max_recv_sge = cpu_to_le32(cap.max_recv_sge);
+    a->cap.max_inline_data = cpu_to_le32(cap.max_inline_data);
     pvrdma_ah_to_abi(&a->ah_attr, &r.ah);
     return 0;
 }
@@ -368,8 +381,8 @@ static int pvrdma_query_qp(PvrdmaState *s, const PvrdmaCmdReq *req,
 static int pvrdma_destroy_qp(PvrdmaState *s, const PvrdmaCmdReq *req,
                              PvrdmaCmdResp *rsp)
 {
-    rsp->destroy_qp_resp.events_reported = 0;
-    return rdma_rm_destroy_qp(&s->rm, req->destroy_qp.qp_handle);
+    rsp->destroy_qp_resp.events_reported = cpu_to_le32(0);
+    return rdma_rm_destroy_qp(&s->rm, le32_to_cpu(req->destroy_qp.qp_handle));
 }
 
 static int pvrdma_create_bind(PvrdmaState *s, const PvrdmaCmdReq *req,
@@ -379,13 +392,14 @@ static int pvrdma_create_bind(PvrdmaState *s, const PvrdmaCmdReq *req,
     int ret;
 
     /* Only the GID type the capabilities announce. */
-    if (c->gid_type != s->caps.gid_types) {
+    if (c->gid_type != s->gid_types) {
         qemu_log_mask(LOG_GUEST_ERROR, "pvrdma: create_bind: GID type %u, "
-                      "device supports %u\n", c->gid_type, s->caps.gid_types);
+                      "device supports %u\n", c->gid_type, s->gid_types);
         return -EINVAL;
     }
-    ret = rdma_rm_add_gid(&s->rm, c->index, c->new_gid, c->gid_type, c->mtu,
-                          c->vlan);
+    ret = rdma_rm_add_gid(&s->rm, le32_to_cpu(c->index), c->new_gid,
+                          c->gid_type, le32_to_cpu(c->mtu),
+                          le32_to_cpu(c->vlan));
     /* Even on failure: the entry's previous GID may be gone. */
     pvrdma_gid_sync(s);
     return ret;
@@ -394,7 +408,7 @@ static int pvrdma_create_bind(PvrdmaState *s, const PvrdmaCmdReq *req,
 static int pvrdma_destroy_bind(PvrdmaState *s, const PvrdmaCmdReq *req,
                                PvrdmaCmdResp *rsp)
 {
-    int ret = rdma_rm_del_gid(&s->rm, req->destroy_bind.index,
+    int ret = rdma_rm_del_gid(&s->rm, le32_to_cpu(req->destroy_bind.index),
                               req->destroy_bind.dest_gid);
 
     pvrdma_gid_sync(s);
@@ -406,21 +420,21 @@ static int pvrdma_create_srq(PvrdmaState *s, const PvrdmaCmdReq *req,
 {
     const PvrdmaCmdCreateSrq *c = &req->create_srq;
     RdmaSrqReq r = {
-        .pd_handle = c->pd_handle,
-        .max_wr = c->attrs.max_wr,
-        .max_sge = c->attrs.max_sge,
-        .srq_limit = c->attrs.srq_limit,
+        .pd_handle = le32_to_cpu(c->pd_handle),
+        .max_wr = le32_to_cpu(c->attrs.max_wr),
+        .max_sge = le32_to_cpu(c->attrs.max_sge),
+        .srq_limit = le32_to_cpu(c->attrs.srq_limit),
         .srq_type = c->srq_type,
         .wqe_hdr = sizeof(PvrdmaRqWqeHdr),
         .sge_size = sizeof(PvrdmaSge),
-        .nchunks = c->nchunks,
-        .pdir = c->pdir_dma,
+        .nchunks = le32_to_cpu(c->nchunks),
+        .pdir = le64_to_cpu(c->pdir_dma),
     };
     RdmaSrq *srq;
     int ret = rdma_rm_create_srq(&s->rm, &r, &srq);
 
     if (ret == 0) {
-        rsp->create_srq_resp.srqn = srq->handle;
+        rsp->create_srq_resp.srqn = cpu_to_le32(srq->handle);
     }
     return ret;
 }
@@ -430,30 +444,33 @@ static int pvrdma_modify_srq(PvrdmaState *s, const PvrdmaCmdReq *req,
 {
     const PvrdmaCmdModifySrq *c = &req->modify_srq;
 
-    return rdma_rm_modify_srq(&s->rm, c->srq_handle, c->attr_mask,
-                              c->attrs.max_wr, c->attrs.srq_limit);
+    return rdma_rm_modify_srq(&s->rm, le32_to_cpu(c->srq_handle),
+                              le32_to_cpu(c->attr_mask),
+                              le32_to_cpu(c->attrs.max_wr),
+                              le32_to_cpu(c->attrs.srq_limit));
 }
 
 static int pvrdma_query_srq(PvrdmaState *s, const PvrdmaCmdReq *req,
                             PvrdmaCmdResp *rsp)
 {
     RdmaSrq *srq = rdma_rm_get(&s->rm, RDMA_RES_SRQ,
-                               req->query_srq.srq_handle);
+                               le32_to_cpu(req->query_srq.srq_handle));
 
     if (!srq) {
         qemu_log_mask(LOG_GUEST_ERROR, "pvrdma: query_srq: invalid SRQ\n");
         return -EINVAL;
     }
-    rsp->query_srq_resp.attrs.max_wr = srq->max_wr;
-    rsp->query_srq_resp.attrs.max_sge = srq->max_sge;
-    rsp->query_srq_resp.attrs.srq_limit = srq->srq_limit;
+    rsp->query_srq_resp.attrs.max_wr = cpu_to_le32(srq->max_wr);
+    rsp->query_srq_resp.attrs.max_sge = cpu_to_le32(srq->max_sge);
+    rsp->query_srq_resp.attrs.srq_limit = cpu_to_le32(srq->srq_limit);
     return 0;
 }
 
 static int pvrdma_destroy_srq(PvrdmaState *s, const PvrdmaCmdReq *req,
                               PvrdmaCmdResp *rsp)
 {
-    return rdma_rm_destroy_srq(&s->rm, req->destroy_srq.srq_handle);
+    return rdma_rm_destroy_srq(&s->rm,
+                               le32_to_cpu(req->destroy_srq.srq_handle));
 }
 
 static const struct {
@@ -506,7 +523,7 @@ void pvrdma_exec_cmd(PvrdmaState *s)
         s->err = EIO;
         return;
     }
-    cmd = req.hdr.cmd;
+    cmd = le32_to_cpu(req.hdr.cmd);
     if (cmd >= PVRDMA_CMD_MAX) {
         qemu_log_mask(LOG_GUEST_ERROR, "pvrdma: unknown command %u\n", cmd);
         trace_pvrdma_cmd_unknown(cmd);
@@ -520,8 +537,8 @@ void pvrdma_exec_cmd(PvrdmaState *s)
         qemu_log_mask(LOG_GUEST_ERROR, "pvrdma: command %s failed: %s\n",
                       pvrdma_cmds[cmd].name, strerror(-ret));
     }
-    rsp.hdr.response = req.hdr.response;
-    rsp.hdr.ack = PVRDMA_CMD_RESP(cmd);
+    rsp.hdr.response = req.hdr.response;   /* the driver's cookie, as is */
+    rsp.hdr.ack = cpu_to_le32(PVRDMA_CMD_RESP(cmd));
     rsp.hdr.err = ret < 0 ? MIN(-ret, 0xff) : 0;
     if (!rdma_dma_write(pdev, s->resp_slot, &rsp, pvrdma_cmds[cmd].rsp_size)) {
         qemu_log_mask(LOG_GUEST_ERROR, "pvrdma: response slot unwritable\n");

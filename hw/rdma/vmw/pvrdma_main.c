@@ -77,7 +77,7 @@ static bool pvrdma_dev_ring_load(PvrdmaState *s, PvrdmaDevRing *ring,
                                  uint32_t elem_size, const char *name)
 {
     const char *why = "element pages invalid";
-    uint32_t n = info.num_pages;
+    uint32_t n = le32_to_cpu(info.num_pages);
 
     /* Page 0 is the ring state, so at least one page of elements. */
     if (n < 2 || n > PVRDMA_DEV_RING_MAX_PAGES) {
@@ -85,7 +85,7 @@ static bool pvrdma_dev_ring_load(PvrdmaState *s, PvrdmaDevRing *ring,
                            PVRDMA_DEV_RING_MAX_PAGES);
         return false;
     }
-    if (!rdma_ring_load(PCI_DEVICE(s), info.pdir_dma, n,
+    if (!rdma_ring_load(PCI_DEVICE(s), le64_to_cpu(info.pdir_dma), n,
                         PVRDMA_DEV_RING_MAX_PAGES, &ring->pages, &why) ||
         !pvrdma_dev_ring_map(s, ring, elem_size)) {
         pvrdma_guest_error("DSR %s ring: %s", name, why);
@@ -162,6 +162,15 @@ static void pvrdma_link_timer(void *opaque)
 
 /* Device shared region */
 
+/* The one GID type the device announces (and CREATE_BIND accepts). */
+static uint8_t pvrdma_gid_types(PvrdmaState *s)
+{
+    /* A driver older than version 18 only knows RoCE v1. */
+    return s->driver_version < PVRDMA_VERSION_ROCEV2 ?
+           PVRDMA_GID_TYPE_FLAG_ROCE_V1 : PVRDMA_GID_TYPE_FLAG_ROCE_V2;
+}
+
+/* The capabilities as the DSR holds them: little-endian. */
 static void pvrdma_fill_caps(PvrdmaState *s, PvrdmaDeviceCaps *c)
 {
     const RdmaDevLimits *l = &s->rm.limits;
@@ -171,32 +180,32 @@ static void pvrdma_fill_caps(PvrdmaState *s, PvrdmaDeviceCaps *c)
                               m[3], m[4], m[5] };
 
     memset(c, 0, sizeof(*c));
-    c->fw_ver = 1ull << 32;                 /* shown as 1.0.0 */
+    c->fw_ver = cpu_to_le64(1ull << 32);    /* shown as 1.0.0 */
     memcpy(&c->node_guid, guid, 8);
     memcpy(&c->sys_image_guid, guid, 8);
-    c->max_mr_size = l->max_mr_size;
-    c->page_size_cap = RDMA_PAGE_SIZE;
-    c->vendor_id = PVRDMA_PCI_VENDOR_ID_VMWARE;
-    c->vendor_part_id = PVRDMA_PCI_DEVICE_ID;
-    c->hw_ver = PVRDMA_REV_ID;
-    c->max_qp = l->max_qp;
-    c->max_qp_wr = l->max_qp_wr;
-    c->max_sge = l->max_sge;
-    c->max_sge_rd = l->max_sge;
-    c->max_cq = l->max_cq;
-    c->max_cqe = l->max_cqe;
-    c->max_mr = l->max_mr;
-    c->max_pd = l->max_pd;
-    c->max_qp_rd_atom = l->max_qp_rd_atom;
-    c->max_res_rd_atom = l->max_qp_rd_atom * l->max_qp;
-    c->max_qp_init_rd_atom = l->max_qp_init_rd_atom;
-    c->max_ah = l->max_ah;
-    c->max_srq = l->max_srq;
-    c->max_srq_wr = l->max_srq_wr;
-    c->max_srq_sge = l->max_srq_sge;
-    c->max_uar = PVRDMA_MAX_UAR;
-    c->gid_tbl_len = l->gid_tbl_len;
-    c->max_pkeys = l->max_pkeys;
+    c->max_mr_size = cpu_to_le64(l->max_mr_size);
+    c->page_size_cap = cpu_to_le64(RDMA_PAGE_SIZE);
+    c->vendor_id = cpu_to_le32(PVRDMA_PCI_VENDOR_ID_VMWARE);
+    c->vendor_part_id = cpu_to_le32(PVRDMA_PCI_DEVICE_ID);
+    c->hw_ver = cpu_to_le32(PVRDMA_REV_ID);
+    c->max_qp = cpu_to_le32(l->max_qp);
+    c->max_qp_wr = cpu_to_le32(l->max_qp_wr);
+    c->max_sge = cpu_to_le32(l->max_sge);
+    c->max_sge_rd = cpu_to_le32(l->max_sge);
+    c->max_cq = cpu_to_le32(l->max_cq);
+    c->max_cqe = cpu_to_le32(l->max_cqe);
+    c->max_mr = cpu_to_le32(l->max_mr);
+    c->max_pd = cpu_to_le32(l->max_pd);
+    c->max_qp_rd_atom = cpu_to_le32(l->max_qp_rd_atom);
+    c->max_res_rd_atom = cpu_to_le32(l->max_qp_rd_atom * l->max_qp);
+    c->max_qp_init_rd_atom = cpu_to_le32(l->max_qp_init_rd_atom);
+    c->max_ah = cpu_to_le32(l->max_ah);
+    c->max_srq = cpu_to_le32(l->max_srq);
+    c->max_srq_wr = cpu_to_le32(l->max_srq_wr);
+    c->max_srq_sge = cpu_to_le32(l->max_srq_sge);
+    c->max_uar = cpu_to_le32(PVRDMA_MAX_UAR);
+    c->gid_tbl_len = cpu_to_le32(l->gid_tbl_len);
+    c->max_pkeys = cpu_to_le16(l->max_pkeys);
     c->local_ca_ack_delay = 15;
     c->phys_port_cnt = 1;
     c->mode = PVRDMA_DEVICE_MODE_ROCE;
@@ -205,10 +214,8 @@ static void pvrdma_fill_caps(PvrdmaState *s, PvrdmaDeviceCaps *c)
     c->bmme_flags = l->max_fast_reg_pages ?
                     PVRDMA_BMME_FLAG_LOCAL_INV | PVRDMA_BMME_FLAG_REMOTE_INV |
                     PVRDMA_BMME_FLAG_FAST_REG_WR : 0;
-    /* A driver older than version 18 only knows RoCE v1. */
-    c->gid_types = s->driver_version < PVRDMA_VERSION_ROCEV2 ?
-                   PVRDMA_GID_TYPE_FLAG_ROCE_V1 : PVRDMA_GID_TYPE_FLAG_ROCE_V2;
-    c->max_fast_reg_page_list_len = l->max_fast_reg_pages;
+    c->gid_types = s->gid_types;
+    c->max_fast_reg_page_list_len = cpu_to_le32(l->max_fast_reg_pages);
 }
 
 static bool pvrdma_slot_ok(PvrdmaState *s, uint64_t addr)
@@ -239,7 +246,10 @@ static void pvrdma_unload(PvrdmaState *s)
 static void pvrdma_load_dsr(PvrdmaState *s)
 {
     PvrdmaDsr dsr;
+    PvrdmaDeviceCaps caps;
     dma_addr_t addr = ((uint64_t)s->dsr_high << 32) | s->dsr_low;
+    uint32_t version;
+    uint64_t cmd_slot, resp_slot;
 
     if (s->dsr_loaded) {
         trace_pvrdma_dsr_replaced(s->dsr_addr, addr);
@@ -251,13 +261,16 @@ static void pvrdma_load_dsr(PvrdmaState *s)
         pvrdma_guest_error("DSR at 0x%" PRIx64 " is not readable", addr);
         return;
     }
-    if (dsr.driver_version < PVRDMA_VERSION_ROCEV1) {
-        pvrdma_guest_error("driver version %u is older than %u",
-                           dsr.driver_version, PVRDMA_VERSION_ROCEV1);
+    /* The driver's gos_info and UAR page number tell the device nothing. */
+    version = le32_to_cpu(dsr.driver_version);
+    cmd_slot = le64_to_cpu(dsr.cmd_slot_dma);
+    resp_slot = le64_to_cpu(dsr.resp_slot_dma);
+    if (version < PVRDMA_VERSION_ROCEV1) {
+        pvrdma_guest_error("driver version %u is older than %u", version,
+                           PVRDMA_VERSION_ROCEV1);
         return;
     }
-    if (!pvrdma_slot_ok(s, dsr.cmd_slot_dma) ||
-        !pvrdma_slot_ok(s, dsr.resp_slot_dma)) {
+    if (!pvrdma_slot_ok(s, cmd_slot) || !pvrdma_slot_ok(s, resp_slot)) {
         pvrdma_guest_error("DSR command/response slot not in guest memory");
         return;
     }
@@ -270,12 +283,13 @@ static void pvrdma_load_dsr(PvrdmaState *s)
         pvrdma_dev_ring_free(&s->async_ring);
         return;
     }
-    s->driver_version = dsr.driver_version;
-    s->cmd_slot = dsr.cmd_slot_dma;
-    s->resp_slot = dsr.resp_slot_dma;
-    pvrdma_fill_caps(s, &s->caps);
+    s->driver_version = version;
+    s->cmd_slot = cmd_slot;
+    s->resp_slot = resp_slot;
+    s->gid_types = pvrdma_gid_types(s);
+    pvrdma_fill_caps(s, &caps);
     if (!rdma_dma_write(PCI_DEVICE(s), addr + offsetof(PvrdmaDsr, caps),
-                        &s->caps, sizeof(s->caps))) {
+                        &caps, sizeof(caps))) {
         pvrdma_guest_error("cannot write the capabilities into the DSR");
         pvrdma_dev_ring_free(&s->async_ring);
         pvrdma_dev_ring_free(&s->cq_ring);
@@ -284,7 +298,7 @@ static void pvrdma_load_dsr(PvrdmaState *s)
     s->dsr_addr = addr;
     s->dsr_loaded = true;
     s->err = 0;
-    trace_pvrdma_dsr_loaded(addr, dsr.driver_version);
+    trace_pvrdma_dsr_loaded(addr, version);
 }
 
 /* Device reset: CTL=RESET, system reset, unplug, a refused migration. */
@@ -1006,7 +1020,7 @@ static const char *pvrdma_gids_why(PvrdmaState *s)
 {
     for (uint32_t i = 0; i < s->rm.limits.gid_tbl_len; i++) {
         if (s->rm.gids[i].valid &&
-            (!s->dsr_loaded || s->rm.gids[i].type != s->caps.gid_types)) {
+            (!s->dsr_loaded || s->rm.gids[i].type != s->gid_types)) {
             return "a GID of a type the device does not announce";
         }
     }
@@ -1019,7 +1033,7 @@ static int pvrdma_post_load(void *opaque, int version_id)
     const char *why = pvrdma_dsr_why(s);
 
     if (!why && s->dsr_loaded) {
-        pvrdma_fill_caps(s, &s->caps);
+        s->gid_types = pvrdma_gid_types(s);
     }
     if (!why) {
         why = pvrdma_gids_why(s);

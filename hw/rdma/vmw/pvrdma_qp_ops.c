@@ -6,6 +6,9 @@
  * local buffer, its ring slot is released, and only the parsed copy is
  * used from then on; a bad WQE is consumed and completed with an error
  * status, so the ring always makes progress (CVE-2018-20124, -20216).
+ * WQEs, SGEs, CQEs and events are little-endian guest layouts: each field
+ * is converted here, as it is parsed or written, and the core and the
+ * backends see host-order values only.
  *
  * Threading: doorbells run in the vCPU thread that wrote them, under the
  * BQL.  Each doorbell and each bottom-half pass is an entry point
@@ -100,20 +103,31 @@ static void pvrdma_cq_notify(PvrdmaState *s, RdmaCq *cq)
     pvrdma_notify(s, PVRDMA_VECTOR_CQ);
 }
 
+/*
+ * The CQE's imm_data: an immediate is in network byte order and passed
+ * through as it is; an invalidated rkey (which shares the field, as in
+ * the verbs' ib_wc) is a number.
+ */
+static uint32_t pvrdma_cqe_imm(const RdmaWc *wc)
+{
+    return wc->wc_flags & RDMA_WC_WITH_INVALIDATE ?
+           cpu_to_le32(wc->imm_data) : wc->imm_data;
+}
+
 static void pvrdma_complete(void *opaque, RdmaQp *qp, uint32_t cq_handle,
                             const RdmaWc *wc, bool solicited)
 {
     PvrdmaState *s = opaque;
     RdmaCq *cq = rdma_rm_get(&s->rm, RDMA_RES_CQ, cq_handle);
     PvrdmaCqe cqe = {
-        .wr_id = wc->wr_id,
-        .qp = wc->qp_handle,
-        .opcode = wc->opcode,
-        .status = wc->status,
-        .byte_len = wc->byte_len,
-        .imm_data = wc->imm_data,
-        .src_qp = wc->src_qp,
-        .wc_flags = wc->wc_flags,
+        .wr_id = cpu_to_le64(wc->wr_id),
+        .qp = cpu_to_le64(wc->qp_handle),
+        .opcode = cpu_to_le32(wc->opcode),
+        .status = cpu_to_le32(wc->status),
+        .byte_len = cpu_to_le32(wc->byte_len),
+        .imm_data = pvrdma_cqe_imm(wc),
+        .src_qp = cpu_to_le32(wc->src_qp),
+        .wc_flags = cpu_to_le32(wc->wc_flags),
         .port_num = 1,
         .network_hdr_type = wc->network_hdr_type,
     };
@@ -145,56 +159,83 @@ static void pvrdma_complete(void *opaque, RdmaQp *qp, uint32_t cq_handle,
 
 /* WQE parsing: everything the backend sees comes from the local copy. */
 
+/* The @n guest SGEs that follow a WQE header at @p, into host order. */
+static void pvrdma_parse_sges(RdmaSge *sge, const void *p, uint32_t n)
+{
+    const PvrdmaSge *g = p;
+
+    for (uint32_t i = 0; i < n; i++) {
+        sge[i].addr = le64_to_cpu(g[i].addr);
+        sge[i].length = le32_to_cpu(g[i].length);
+        sge[i].lkey = le32_to_cpu(g[i].lkey);
+    }
+}
+
+static void pvrdma_parse_fast_reg(const PvrdmaSqWqeHdr *h, RdmaSendWr *wr)
+{
+    wr->fr.iova = le64_to_cpu(h->wr.fast_reg.iova_start);
+    wr->fr.pdir = le64_to_cpu(h->wr.fast_reg.pl_pdir_dma);
+    wr->fr.page_shift = le32_to_cpu(h->wr.fast_reg.page_shift);
+    wr->fr.npages = le32_to_cpu(h->wr.fast_reg.page_list_len);
+    wr->fr.length = le32_to_cpu(h->wr.fast_reg.length);
+    wr->fr.access = le32_to_cpu(h->wr.fast_reg.access_flags);
+    wr->fr.key = le32_to_cpu(h->wr.fast_reg.rkey);
+}
+
+static void pvrdma_parse_ud(const PvrdmaSqWqeHdr *h, RdmaSendWr *wr)
+{
+    /* As the provider packs it: traffic class << 20 | flow label. */
+    uint32_t tclass_flow = le32_to_cpu(h->wr.ud.av.sl_tclass_flowlabel);
+
+    wr->remote_qpn = le32_to_cpu(h->wr.ud.remote_qpn);
+    wr->remote_qkey = le32_to_cpu(h->wr.ud.remote_qkey);
+    memcpy(wr->dgid, h->wr.ud.av.dgid, sizeof(wr->dgid));
+    wr->sgid_index = h->wr.ud.av.gid_index;
+    memcpy(wr->dmac, h->wr.ud.av.dmac, sizeof(wr->dmac));
+    wr->hop_limit = h->wr.ud.av.hop_limit;
+    wr->traffic_class = tclass_flow >> 20;
+    wr->flow_label = tclass_flow & RDMA_FLOW_LABEL_MASK;
+}
+
 static RdmaWcStatus pvrdma_parse_send(RdmaQp *qp, const uint8_t *buf,
                                       RdmaSendWr *wr)
 {
     const PvrdmaSqWqeHdr *h = (const PvrdmaSqWqeHdr *)buf;
+    uint32_t opcode = le32_to_cpu(h->opcode);
+    uint32_t num_sge = le32_to_cpu(h->num_sge);
 
-    wr->wr_id = h->wr_id;
-    wr->opcode = h->opcode;
-    wr->flags = h->send_flags & (RDMA_SEND_FENCE | RDMA_SEND_SIGNALED |
-                                 RDMA_SEND_SOLICITED | RDMA_SEND_INLINE);
-    wr->num_sge = h->num_sge;
-    if (h->num_sge > qp->cap.max_send_sge) {
+    wr->wr_id = le64_to_cpu(h->wr_id);
+    wr->opcode = opcode;
+    wr->flags = le32_to_cpu(h->send_flags) &
+                (RDMA_SEND_FENCE | RDMA_SEND_SIGNALED |
+                 RDMA_SEND_SOLICITED | RDMA_SEND_INLINE);
+    wr->num_sge = num_sge;
+    if (num_sge > qp->cap.max_send_sge) {
         return RDMA_WC_LOC_LEN_ERR;
     }
-    if (h->opcode >= RDMA_WR_MAX) {
+    if (opcode >= RDMA_WR_MAX) {
         return RDMA_WC_LOC_QP_OP_ERR;
     }
+    /* One union: the immediate in network byte order, or an rkey. */
     wr->imm_data = h->ex.imm_data;
-    wr->invalidate_rkey = h->ex.invalidate_rkey;
-    if (h->opcode == RDMA_WR_FAST_REG_MR) {
-        wr->fr.iova = h->wr.fast_reg.iova_start;
-        wr->fr.pdir = h->wr.fast_reg.pl_pdir_dma;
-        wr->fr.page_shift = h->wr.fast_reg.page_shift;
-        wr->fr.npages = h->wr.fast_reg.page_list_len;
-        wr->fr.length = h->wr.fast_reg.length;
-        wr->fr.access = h->wr.fast_reg.access_flags;
-        wr->fr.key = h->wr.fast_reg.rkey;
+    wr->invalidate_rkey = le32_to_cpu(h->ex.invalidate_rkey);
+    if (opcode == RDMA_WR_FAST_REG_MR) {
+        pvrdma_parse_fast_reg(h, wr);
     } else if (qp->type == RDMA_QPT_RC) {
-        if (h->opcode == RDMA_WR_ATOMIC_CMP_AND_SWP ||
-            h->opcode == RDMA_WR_ATOMIC_FETCH_AND_ADD) {
-            wr->remote_addr = h->wr.atomic.remote_addr;
-            wr->rkey = h->wr.atomic.rkey;
-            wr->compare_add = h->wr.atomic.compare_add;
-            wr->swap = h->wr.atomic.swap;
+        if (opcode == RDMA_WR_ATOMIC_CMP_AND_SWP ||
+            opcode == RDMA_WR_ATOMIC_FETCH_AND_ADD) {
+            wr->remote_addr = le64_to_cpu(h->wr.atomic.remote_addr);
+            wr->rkey = le32_to_cpu(h->wr.atomic.rkey);
+            wr->compare_add = le64_to_cpu(h->wr.atomic.compare_add);
+            wr->swap = le64_to_cpu(h->wr.atomic.swap);
         } else {
-            wr->remote_addr = h->wr.rdma.remote_addr;
-            wr->rkey = h->wr.rdma.rkey;
+            wr->remote_addr = le64_to_cpu(h->wr.rdma.remote_addr);
+            wr->rkey = le32_to_cpu(h->wr.rdma.rkey);
         }
     } else {
-        wr->remote_qpn = h->wr.ud.remote_qpn;
-        wr->remote_qkey = h->wr.ud.remote_qkey;
-        memcpy(wr->dgid, h->wr.ud.av.dgid, sizeof(wr->dgid));
-        wr->sgid_index = h->wr.ud.av.gid_index;
-        memcpy(wr->dmac, h->wr.ud.av.dmac, sizeof(wr->dmac));
-        wr->hop_limit = h->wr.ud.av.hop_limit;
-        /* As the provider packs it: traffic class << 20 | flow label. */
-        wr->traffic_class = h->wr.ud.av.sl_tclass_flowlabel >> 20;
-        wr->flow_label = h->wr.ud.av.sl_tclass_flowlabel &
-                         RDMA_FLOW_LABEL_MASK;
+        pvrdma_parse_ud(h, wr);
     }
-    memcpy(wr->sge, buf + sizeof(*h), h->num_sge * sizeof(PvrdmaSge));
+    pvrdma_parse_sges(wr->sge, buf + sizeof(*h), num_sge);
     return RDMA_WC_SUCCESS;
 }
 
@@ -202,9 +243,9 @@ static void pvrdma_flush_send(PvrdmaState *s, RdmaQp *qp, const uint8_t *buf)
 {
     const PvrdmaSqWqeHdr *h = (const PvrdmaSqWqeHdr *)buf;
     RdmaWc wc = {
-        .wr_id = h->wr_id,
+        .wr_id = le64_to_cpu(h->wr_id),
         .status = RDMA_WC_WR_FLUSH_ERR,
-        .opcode = rdma_wc_opcode(h->opcode),
+        .opcode = rdma_wc_opcode(le32_to_cpu(h->opcode)),
         .qp_handle = qp->handle,
     };
 
@@ -254,7 +295,7 @@ static void pvrdma_process_sq(PvrdmaState *s, RdmaQp *qp)
      * SGEs, which the WQE size checked at creation holds), and the
      * backends read wr's SGEs up to num_sge; the rest of wr is set here.
      */
-    RDMA_UNINIT uint8_t buf[PVRDMA_WQE_MAX];
+    RDMA_UNINIT uint8_t buf[PVRDMA_WQE_MAX] QEMU_ALIGNED(8);
     PvrdmaRingMap r;
     RDMA_UNINIT RdmaSendWr wr;
     uint32_t head, tail;
@@ -360,9 +401,10 @@ static void pvrdma_kick_send(void *opaque, RdmaQp *qp)
 static int pvrdma_take_recv(PvrdmaState *s, PvrdmaRingMap *r, RdmaQp *qp,
                             RdmaSrq *srq, uint32_t max_sge, RdmaRecvWr *wr)
 {
-    uint8_t buf[sizeof(PvrdmaRqWqeHdr) + RDMA_MAX_SGE * sizeof(PvrdmaSge)];
+    uint8_t buf[sizeof(PvrdmaRqWqeHdr) + RDMA_MAX_SGE * sizeof(PvrdmaSge)]
+        QEMU_ALIGNED(8);
     const PvrdmaRqWqeHdr *h = (const PvrdmaRqWqeHdr *)buf;
-    uint32_t head, tail;
+    uint32_t head, tail, num_sge;
     int ret;
 
     ret = pvrdma_ring_peek(r, &head, &tail);
@@ -373,19 +415,20 @@ static int pvrdma_take_recv(PvrdmaState *s, PvrdmaRingMap *r, RdmaQp *qp,
         pvrdma_recv_error(qp, srq, "receive ring unusable");
         return -EIO;
     }
-    wr->wr_id = h->wr_id;
-    wr->num_sge = h->num_sge;
-    if (h->num_sge > max_sge) {
+    wr->wr_id = le64_to_cpu(h->wr_id);
+    num_sge = le32_to_cpu(h->num_sge);
+    wr->num_sge = num_sge;
+    if (num_sge > max_sge) {
         pvrdma_recv_error(qp, srq, "receive WQE with too many SGEs");
         if (qp) {
-            RdmaWc wc = { .wr_id = h->wr_id, .status = RDMA_WC_LOC_LEN_ERR,
+            RdmaWc wc = { .wr_id = wr->wr_id, .status = RDMA_WC_LOC_LEN_ERR,
                           .opcode = RDMA_WC_RECV, .qp_handle = qp->handle };
 
             pvrdma_complete(s, qp, qp->recv_cq_handle, &wc, false);
         }
         return -EIO;
     }
-    memcpy(wr->sge, buf + sizeof(*h), h->num_sge * sizeof(PvrdmaSge));
+    pvrdma_parse_sges(wr->sge, buf + sizeof(*h), num_sge);
     /* SRQ limit: one event when fewer WQEs than the limit remain. */
     if (srq && srq->srq_limit && !s->backend->ops->srq_limit_native &&
         ((tail - pvrdma_idx_next(head, r->max_elems)) &
@@ -436,7 +479,7 @@ static int pvrdma_next_srq_recv(void *opaque, RdmaSrq *srq, RdmaRecvWr *wr)
  */
 static void pvrdma_flush_sq(PvrdmaState *s, RdmaQp *qp)
 {
-    uint8_t buf[PVRDMA_WQE_MAX];
+    uint8_t buf[PVRDMA_WQE_MAX] QEMU_ALIGNED(8);
     PvrdmaRingMap r;
     uint32_t head, tail, n;
 
@@ -467,7 +510,7 @@ static void pvrdma_flush_rq(PvrdmaState *s, RdmaQp *qp)
                 pvrdma_ring_peek(&r, &head, &tail) > 0 &&
                 pvrdma_fetch(s, &r, head, &h, sizeof(h)); n++) {
         RdmaWc wc = {
-            .wr_id = h.wr_id,
+            .wr_id = le64_to_cpu(h.wr_id),
             .status = RDMA_WC_WR_FLUSH_ERR,
             .opcode = RDMA_WC_RECV,
             .qp_handle = qp->handle,
