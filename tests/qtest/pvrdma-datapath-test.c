@@ -27,6 +27,7 @@
  */
 
 #include "qemu/osdep.h"
+#include "qemu/bswap.h"
 #include "qemu/host-utils.h"
 #include "qemu/units.h"
 #include "hw/pci/pci_regs.h"
@@ -267,6 +268,58 @@ static void test_rc_atomics(void)
     /* The neighbours of the word are untouched. */
     g_assert_cmphex(qtest_readq(d->pv->qts, word - 8), ==, 0);
     g_assert_cmphex(qtest_readq(d->pv->qts, word + 8), ==, 0);
+    expect_no_cqe(d, d->scq);
+    expect_no_cqe(d, d->rcq);
+    expect_no_event(d);
+    dp_free(d);
+}
+
+/* A 64-bit word in guest memory, written and read as the guest's bytes */
+static void mem_put_le64(Dp *d, uint64_t addr, uint64_t v)
+{
+    uint8_t b[8];
+
+    stq_le_p(b, v);
+    qtest_memwrite(d->pv->qts, addr, b, sizeof(b));
+}
+
+static uint64_t mem_get_le64(Dp *d, uint64_t addr)
+{
+    uint8_t b[8];
+
+    qtest_memread(d->pv->qts, addr, b, sizeof(b));
+    return ldq_le_p(b);
+}
+
+/*
+ * FETCH_AND_ADD whose carry crosses a byte and then the 32-bit halves:
+ * the sum is the guest's little-endian word plus the operand, whatever
+ * the host's byte order (the responder must not add in host order).
+ */
+static void test_rc_fetch_add_carry(void)
+{
+    static const struct {
+        uint64_t old, add, new;
+    } cases[] = {
+        { 0xff, 1, 0x100 },
+        { 0x00000000ffffffffull, 1, 0x100000000ull },
+    };
+    Dp *d = dp_new();
+    PvQp *a, *b;
+    uint64_t word = d->mem + 64, local = d->mem + PAGE;
+    PvrdmaSge s = sge(local, 8, d->lkey);
+
+    rc_pair(d, &a, &b, ACC_ALL, 12, 7);
+    for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+        mem_put_le64(d, word, cases[i].old);
+        mem_put_le64(d, local, 0);
+        post_send(d, a, wqe_atomic(0xa0001 + i,
+                                   PVRDMA_WR_ATOMIC_FETCH_AND_ADD, word,
+                                   d->lkey, cases[i].add, 0), &s, 1);
+        expect_rc_success(d, d->scq, 0xa0001 + i, PVRDMA_WC_FETCH_ADD, 8, a);
+        g_assert_cmphex(mem_get_le64(d, local), ==, cases[i].old);
+        g_assert_cmphex(mem_get_le64(d, word), ==, cases[i].new);
+    }
     expect_no_cqe(d, d->scq);
     expect_no_cqe(d, d->rcq);
     expect_no_event(d);
@@ -1858,9 +1911,9 @@ static void test_cq_overrun(void)
     g_assert_cmpuint(pv_ring_prod(d->pv, &small->ring), ==, 2);
     g_assert_cmpuint(pv_ring_cons(d->pv, &small->ring), ==, 0);
     /* Nothing was overwritten. */
-    qtest_memread(d->pv->qts, pv_ring_slot(&small->ring, 0), &c, sizeof(c));
+    c = pv_cqe_at(d->pv, pv_ring_slot(&small->ring, 0));
     g_assert_cmphex(c.wr_id, ==, 0xa0001);
-    qtest_memread(d->pv->qts, pv_ring_slot(&small->ring, 1), &c, sizeof(c));
+    c = pv_cqe_at(d->pv, pv_ring_slot(&small->ring, 1));
     g_assert_cmphex(c.wr_id, ==, 0xa0002);
     post_send(d, a, wqe_rdma(0xa0004, PVRDMA_WR_RDMA_WRITE, 0, 1,
                              d->mem + PAGE, d->lkey), &s, 1);
@@ -1892,7 +1945,7 @@ static void test_cq_overrun_one(void)
     post_send(d, a, wqe(0xa0002, PVRDMA_WR_SEND, 0, 1), &s, 1);
     expect_event(d, PVRDMA_EVENT_CQ_ERR, one->handle);
     g_assert_cmpuint(pv_ring_prod(d->pv, &one->ring), ==, 1);
-    qtest_memread(d->pv->qts, pv_ring_slot(&one->ring, 0), &c, sizeof(c));
+    c = pv_cqe_at(d->pv, pv_ring_slot(&one->ring, 0));
     g_assert_cmphex(c.wr_id, ==, 0xb0001);
     pv_cq_free(one);
     dp_free(d);
@@ -2575,7 +2628,7 @@ static void test_reentrant_msix_request(void)
     msix_to_ram(d);
     msix_aim(d, PVRDMA_VECTOR_ASYNC, d->pv->regs.addr + PVRDMA_REG_REQUEST,
              0);
-    qtest_memwrite(d->pv->qts, d->pv->cmd, &destroy, sizeof(destroy));
+    pv_cmd_write(d->pv, &destroy, sizeof(destroy));
     /* Two signaled sends on a CQ of one entry: overrun, CQ_ERR event */
     post_recv1(d, b, 0xb1, d->mem + PAGE, 64);
     post_recv1(d, b, 0xb2, d->mem + PAGE, 64);
@@ -3104,6 +3157,8 @@ int main(int argc, char **argv)
     qtest_add_func("/pvrdma/datapath/rc/rdma-write", test_rc_rdma_write);
     qtest_add_func("/pvrdma/datapath/rc/rdma-read", test_rc_rdma_read);
     qtest_add_func("/pvrdma/datapath/rc/atomics", test_rc_atomics);
+    qtest_add_func("/pvrdma/datapath/rc/fetch-add-carry",
+                   test_rc_fetch_add_carry);
     qtest_add_func("/pvrdma/datapath/rc/multi-sge", test_rc_multi_sge);
     qtest_add_func("/pvrdma/datapath/rc/signaled", test_rc_signaled);
     qtest_add_func("/pvrdma/datapath/rc/frmr", test_rc_frmr);

@@ -1202,8 +1202,9 @@ static void test_audit3_cont_after_partial(void)
     if (skip_ibverbs()) {
         return;
     }
-    qts = snap_after_partial(img, "netdev=n0,mac=" MAC, " -netdev user,id=n0",
-                             &d, &o, &good);
+    /* A hub port: any netdev has a link to set, and this one is built in. */
+    qts = snap_after_partial(img, "netdev=n0,mac=" MAC,
+                             " -netdev hubport,id=n0,hubid=0", &d, &o, &good);
     qtest_qmp_assert_success(qts, "{ 'execute': 'cont' }");
     qtest_qmp_assert_success(qts, "{ 'execute': 'set_link', 'arguments': "
                              "{ 'name': 'n0', 'up': false } }");
@@ -1385,9 +1386,9 @@ static void bench_mr_1g(Dp *d, bool runs)
         for (int i = 0; i < 512; i++) {
             uint64_t n = (uint64_t)t * 512 + i;
 
-            table[i] = BENCH_MR_BASE + (runs ?
-                       ((uint64_t)order[t] * 512 + i) * PAGE :
-                       (BENCH_MR_PAGES - 1 - n) * PAGE);
+            table[i] = cpu_to_le64(BENCH_MR_BASE + (runs ?
+                                   ((uint64_t)order[t] * 512 + i) * PAGE :
+                                   (BENCH_MR_PAGES - 1 - n) * PAGE));
         }
         qtest_memwrite(d->pv->qts, tpage, table, PAGE);
         qtest_writeq(d->pv->qts, dir + t * 8, tpage);

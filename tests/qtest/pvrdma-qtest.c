@@ -5,9 +5,447 @@
  */
 
 #include "qemu/osdep.h"
+#include "qemu/bswap.h"
 #include "qemu/host-utils.h"
 #include "hw/pci/pci_regs.h"
 #include "pvrdma-qtest.h"
+
+/*
+ * Byte order.  Guest structures are little-endian (pvrdma_abi.h); the
+ * tests fill and check them as host-order structs, and the helpers that
+ * write them to guest memory or read them back convert with these tables,
+ * one per structure, of its multi-byte fields.  Byte arrays (GIDs, MACs)
+ * and the fields the ABI keeps big-endian (GUIDs, immediate data) are not
+ * in them: those are bytes, as the device passes them.
+ */
+typedef struct PvField {
+    size_t off;
+    uint8_t size;                   /* 2, 4 or 8; 0: a structure, @sub */
+    uint8_t n;                      /* fields of that size in a row */
+    const struct PvField *sub;
+} PvField;
+
+#define PV_F(t, f)          { offsetof(t, f), sizeof_field(t, f), 1, NULL }
+/* @first to @last, all of @first's size (checked at @last's end) */
+#define PV_RUN(t, first, last)                                             \
+    { offsetof(t, first), sizeof_field(t, first),                          \
+      (offsetof(t, last) - offsetof(t, first)) / sizeof_field(t, first) + 1 + \
+      QEMU_BUILD_BUG_ON_ZERO(sizeof_field(t, last) != sizeof_field(t, first) \
+                             || (offsetof(t, last) - offsetof(t, first)) % \
+                                sizeof_field(t, first)),                   \
+      NULL }
+#define PV_SUB(t, f, fields) { offsetof(t, f), 0, 1, fields }
+#define PV_END              { 0, 0, 0, NULL }
+
+static void pv_swap1(uint8_t *p, uint8_t size, bool to_le)
+{
+    switch (size) {
+    case 2:
+        if (to_le) {
+            stw_le_p(p, lduw_he_p(p));
+        } else {
+            stw_he_p(p, lduw_le_p(p));
+        }
+        break;
+    case 4:
+        if (to_le) {
+            stl_le_p(p, ldl_he_p(p));
+        } else {
+            stl_he_p(p, ldl_le_p(p));
+        }
+        break;
+    case 8:
+        if (to_le) {
+            stq_le_p(p, ldq_he_p(p));
+        } else {
+            stq_he_p(p, ldq_le_p(p));
+        }
+        break;
+    default:
+        g_assert_not_reached();
+    }
+}
+
+static void pv_swap(void *p, const PvField *f, bool to_le)
+{
+    for (; f->n; f++) {
+        uint8_t *q = (uint8_t *)p + f->off;
+
+        if (f->sub) {
+            pv_swap(q, f->sub, to_le);
+            continue;
+        }
+        for (uint8_t i = 0; i < f->n; i++, q += f->size) {
+            pv_swap1(q, f->size, to_le);
+        }
+    }
+}
+
+/* A host-order structure at @p to the guest's little-endian, in place. */
+static void pv_to_le(void *p, const PvField *f)
+{
+    pv_swap(p, f, true);
+}
+
+/* A structure read from guest memory at @p to host order, in place. */
+static void pv_from_le(void *p, const PvField *f)
+{
+    pv_swap(p, f, false);
+}
+
+static const PvField pv_caps_fields[] = {
+    PV_F(PvrdmaDeviceCaps, fw_ver),
+    PV_RUN(PvrdmaDeviceCaps, max_mr_size, atomic_arg_sizes),
+    PV_RUN(PvrdmaDeviceCaps, ex_comp_mask, gid_tbl_len),
+    PV_F(PvrdmaDeviceCaps, max_pkeys),
+    PV_F(PvrdmaDeviceCaps, max_fast_reg_page_list_len),
+    PV_END
+};
+
+static const PvField pv_dsr_fields[] = {
+    PV_F(PvrdmaDsr, driver_version),
+    PV_F(PvrdmaDsr, gos_info),
+    PV_RUN(PvrdmaDsr, cmd_slot_dma, resp_slot_dma),
+    PV_F(PvrdmaDsr, async_ring_pages.num_pages),
+    PV_F(PvrdmaDsr, async_ring_pages.pdir_dma),
+    PV_F(PvrdmaDsr, cq_ring_pages.num_pages),
+    PV_F(PvrdmaDsr, cq_ring_pages.pdir_dma),
+    PV_F(PvrdmaDsr, uar_pfn64),     /* the tests are version 19 drivers */
+    PV_SUB(PvrdmaDsr, caps, pv_caps_fields),
+    PV_END
+};
+
+static const PvField pv_ah_fields[] = {
+    PV_F(PvrdmaAhAttr, grh.flow_label),
+    PV_RUN(PvrdmaAhAttr, dlid, vlan_id),
+    PV_END
+};
+
+static const PvField pv_qp_attr_fields[] = {
+    PV_RUN(PvrdmaQpAttr, qp_state, qp_access_flags),
+    PV_RUN(PvrdmaQpAttr, pkey_index, alt_pkey_index),
+    PV_RUN(PvrdmaQpAttr, cap.max_send_wr, cap.reserved),
+    PV_SUB(PvrdmaQpAttr, ah_attr, pv_ah_fields),
+    PV_SUB(PvrdmaQpAttr, alt_ah_attr, pv_ah_fields),
+    PV_END
+};
+
+/* Requests: the header, then the fields of each command after it. */
+static const PvField pv_req_hdr_fields[] = {
+    PV_F(PvrdmaCmdHdr, response),
+    PV_F(PvrdmaCmdHdr, cmd),
+    PV_END
+};
+
+/* Every destroy command, and QUERY_SRQ: one handle after the header. */
+static const PvField pv_req_handle_fields[] = {
+    PV_F(PvrdmaCmdDestroyPd, pd_handle),
+    PV_END
+};
+
+static const PvField pv_req_create_uc_fields[] = {
+    PV_F(PvrdmaCmdCreateUc, pfn64), /* version 19 and later */
+    PV_END
+};
+
+static const PvField pv_req_create_pd_fields[] = {
+    PV_F(PvrdmaCmdCreatePd, ctx_handle),
+    PV_END
+};
+
+static const PvField pv_req_create_mr_fields[] = {
+    PV_RUN(PvrdmaCmdCreateMr, start, pdir_dma),
+    PV_RUN(PvrdmaCmdCreateMr, pd_handle, nchunks),
+    PV_END
+};
+
+static const PvField pv_req_create_cq_fields[] = {
+    PV_F(PvrdmaCmdCreateCq, pdir_dma),
+    PV_RUN(PvrdmaCmdCreateCq, ctx_handle, nchunks),
+    PV_END
+};
+
+static const PvField pv_req_resize_cq_fields[] = {
+    PV_RUN(PvrdmaCmdResizeCq, cq_handle, cqe),
+    PV_END
+};
+
+static const PvField pv_req_create_qp_fields[] = {
+    PV_F(PvrdmaCmdCreateQp, pdir_dma),
+    PV_RUN(PvrdmaCmdCreateQp, pd_handle, access_flags),
+    PV_RUN(PvrdmaCmdCreateQp, total_chunks, max_atomic_arg),
+    PV_END
+};
+
+static const PvField pv_req_modify_qp_fields[] = {
+    PV_RUN(PvrdmaCmdModifyQp, qp_handle, attr_mask),
+    PV_SUB(PvrdmaCmdModifyQp, attrs, pv_qp_attr_fields),
+    PV_END
+};
+
+static const PvField pv_req_query_qp_fields[] = {
+    PV_RUN(PvrdmaCmdQueryQp, qp_handle, attr_mask),
+    PV_END
+};
+
+static const PvField pv_req_create_bind_fields[] = {
+    PV_RUN(PvrdmaCmdCreateBind, mtu, index),
+    PV_END
+};
+
+static const PvField pv_req_destroy_bind_fields[] = {
+    PV_F(PvrdmaCmdDestroyBind, index),
+    PV_END
+};
+
+static const PvField pv_req_create_srq_fields[] = {
+    PV_F(PvrdmaCmdCreateSrq, pdir_dma),
+    PV_RUN(PvrdmaCmdCreateSrq, pd_handle, nchunks),
+    PV_RUN(PvrdmaCmdCreateSrq, attrs.max_wr, attrs.reserved),
+    PV_END
+};
+
+static const PvField pv_req_modify_srq_fields[] = {
+    PV_RUN(PvrdmaCmdModifySrq, srq_handle, attr_mask),
+    PV_RUN(PvrdmaCmdModifySrq, attrs.max_wr, attrs.reserved),
+    PV_END
+};
+
+static const PvField *const pv_req_fields[PVRDMA_CMD_MAX] = {
+    [PVRDMA_CMD_CREATE_PD] = pv_req_create_pd_fields,
+    [PVRDMA_CMD_DESTROY_PD] = pv_req_handle_fields,
+    [PVRDMA_CMD_CREATE_MR] = pv_req_create_mr_fields,
+    [PVRDMA_CMD_DESTROY_MR] = pv_req_handle_fields,
+    [PVRDMA_CMD_CREATE_CQ] = pv_req_create_cq_fields,
+    [PVRDMA_CMD_RESIZE_CQ] = pv_req_resize_cq_fields,
+    [PVRDMA_CMD_DESTROY_CQ] = pv_req_handle_fields,
+    [PVRDMA_CMD_CREATE_QP] = pv_req_create_qp_fields,
+    [PVRDMA_CMD_MODIFY_QP] = pv_req_modify_qp_fields,
+    [PVRDMA_CMD_QUERY_QP] = pv_req_query_qp_fields,
+    [PVRDMA_CMD_DESTROY_QP] = pv_req_handle_fields,
+    [PVRDMA_CMD_CREATE_UC] = pv_req_create_uc_fields,
+    [PVRDMA_CMD_DESTROY_UC] = pv_req_handle_fields,
+    [PVRDMA_CMD_CREATE_BIND] = pv_req_create_bind_fields,
+    [PVRDMA_CMD_DESTROY_BIND] = pv_req_destroy_bind_fields,
+    [PVRDMA_CMD_CREATE_SRQ] = pv_req_create_srq_fields,
+    [PVRDMA_CMD_MODIFY_SRQ] = pv_req_modify_srq_fields,
+    [PVRDMA_CMD_QUERY_SRQ] = pv_req_handle_fields,
+    [PVRDMA_CMD_DESTROY_SRQ] = pv_req_handle_fields,
+};
+
+/* Responses */
+static const PvField pv_resp_hdr_fields[] = {
+    PV_F(PvrdmaCmdRespHdr, response),
+    PV_F(PvrdmaCmdRespHdr, ack),
+    PV_END
+};
+
+static const PvField pv_resp_query_port_fields[] = {
+    PV_RUN(PvrdmaCmdQueryPortResp, attrs.state, attrs.qkey_viol_cntr),
+    PV_RUN(PvrdmaCmdQueryPortResp, attrs.pkey_tbl_len, attrs.sm_lid),
+    PV_END
+};
+
+static const PvField pv_resp_query_pkey_fields[] = {
+    PV_F(PvrdmaCmdQueryPkeyResp, pkey),
+    PV_END
+};
+
+/* CREATE_UC, CREATE_PD, DESTROY_QP, CREATE_SRQ: one number */
+static const PvField pv_resp_number_fields[] = {
+    PV_F(PvrdmaCmdCreatePdResp, pd_handle),
+    PV_END
+};
+
+static const PvField pv_resp_create_mr_fields[] = {
+    PV_RUN(PvrdmaCmdCreateMrResp, mr_handle, rkey),
+    PV_END
+};
+
+static const PvField pv_resp_create_cq_fields[] = {
+    PV_RUN(PvrdmaCmdCreateCqResp, cq_handle, cqe),
+    PV_END
+};
+
+/* Both layouts (without and with qp_handle) are 32-bit fields only. */
+static const PvField pv_resp_create_qp_fields[] = {
+    PV_RUN(PvrdmaCmdCreateQpRespV2, qpn, max_inline_data),
+    PV_END
+};
+
+static const PvField pv_resp_query_qp_fields[] = {
+    PV_SUB(PvrdmaCmdQueryQpResp, attrs, pv_qp_attr_fields),
+    PV_END
+};
+
+static const PvField pv_resp_query_srq_fields[] = {
+    PV_RUN(PvrdmaCmdQuerySrqResp, attrs.max_wr, attrs.reserved),
+    PV_END
+};
+
+static const PvField *const pv_resp_fields[PVRDMA_CMD_MAX] = {
+    [PVRDMA_CMD_QUERY_PORT] = pv_resp_query_port_fields,
+    [PVRDMA_CMD_QUERY_PKEY] = pv_resp_query_pkey_fields,
+    [PVRDMA_CMD_CREATE_PD] = pv_resp_number_fields,
+    [PVRDMA_CMD_CREATE_MR] = pv_resp_create_mr_fields,
+    [PVRDMA_CMD_CREATE_CQ] = pv_resp_create_cq_fields,
+    [PVRDMA_CMD_RESIZE_CQ] = pv_resp_number_fields,
+    [PVRDMA_CMD_CREATE_QP] = pv_resp_create_qp_fields,
+    [PVRDMA_CMD_QUERY_QP] = pv_resp_query_qp_fields,
+    [PVRDMA_CMD_DESTROY_QP] = pv_resp_number_fields,
+    [PVRDMA_CMD_CREATE_UC] = pv_resp_number_fields,
+    [PVRDMA_CMD_CREATE_SRQ] = pv_resp_number_fields,
+    [PVRDMA_CMD_QUERY_SRQ] = pv_resp_query_srq_fields,
+};
+
+/* Work requests and completions */
+static const PvField pv_sge_fields[] = {
+    PV_F(PvrdmaSge, addr),
+    PV_RUN(PvrdmaSge, length, lkey),
+    PV_END
+};
+
+static const PvField pv_rq_wqe_fields[] = {
+    PV_F(PvrdmaRqWqeHdr, wr_id),
+    PV_RUN(PvrdmaRqWqeHdr, num_sge, total_len),
+    PV_END
+};
+
+static const PvField pv_sq_wqe_fields[] = {
+    PV_F(PvrdmaSqWqeHdr, wr_id),
+    PV_RUN(PvrdmaSqWqeHdr, num_sge, send_flags),
+    PV_END
+};
+
+/* The parts of the WQE that the device reads for some opcodes only */
+static const PvField pv_sq_wqe_inv_fields[] = {
+    PV_F(PvrdmaSqWqeHdr, ex.invalidate_rkey),
+    PV_END
+};
+
+static const PvField pv_sq_wqe_rdma_fields[] = {
+    PV_F(PvrdmaSqWqeHdr, wr.rdma.remote_addr),
+    PV_F(PvrdmaSqWqeHdr, wr.rdma.rkey),
+    PV_END
+};
+
+static const PvField pv_sq_wqe_atomic_fields[] = {
+    PV_RUN(PvrdmaSqWqeHdr, wr.atomic.remote_addr, wr.atomic.swap),
+    PV_F(PvrdmaSqWqeHdr, wr.atomic.rkey),
+    PV_END
+};
+
+static const PvField pv_sq_wqe_fast_reg_fields[] = {
+    PV_RUN(PvrdmaSqWqeHdr, wr.fast_reg.iova_start, wr.fast_reg.pl_pdir_dma),
+    PV_RUN(PvrdmaSqWqeHdr, wr.fast_reg.page_shift, wr.fast_reg.rkey),
+    PV_END
+};
+
+static const PvField pv_sq_wqe_ud_fields[] = {
+    PV_RUN(PvrdmaSqWqeHdr, wr.ud.remote_qpn, wr.ud.remote_qkey),
+    PV_RUN(PvrdmaSqWqeHdr, wr.ud.av.port_pd, wr.ud.av.sl_tclass_flowlabel),
+    PV_END
+};
+
+/* imm_data is not here: see pv_cqe_from_le() */
+static const PvField pv_cqe_fields[] = {
+    PV_RUN(PvrdmaCqe, wr_id, qp),
+    PV_RUN(PvrdmaCqe, opcode, byte_len),
+    PV_RUN(PvrdmaCqe, src_qp, vendor_err),
+    PV_RUN(PvrdmaCqe, pkey_index, slid),
+    PV_END
+};
+
+static const PvField pv_eqe_fields[] = {
+    PV_RUN(PvrdmaEqe, type, info),
+    PV_END
+};
+
+/* A send WQE header, as the device reads it for @qp_type (pvrdma_qp_ops.c) */
+static void pv_sq_wqe_to_le(PvrdmaSqWqeHdr *h, uint8_t qp_type)
+{
+    uint32_t op = h->opcode;
+
+    pv_to_le(h, pv_sq_wqe_fields);
+    /* ex: an rkey, or the immediate data (big-endian, bytes) */
+    if (op == PVRDMA_WR_SEND_WITH_INV || op == PVRDMA_WR_LOCAL_INV) {
+        pv_to_le(h, pv_sq_wqe_inv_fields);
+    }
+    if (op == PVRDMA_WR_FAST_REG_MR) {
+        pv_to_le(h, pv_sq_wqe_fast_reg_fields);
+    } else if (qp_type != PVRDMA_QPT_RC) {
+        pv_to_le(h, pv_sq_wqe_ud_fields);
+    } else if (op == PVRDMA_WR_ATOMIC_CMP_AND_SWP ||
+               op == PVRDMA_WR_ATOMIC_FETCH_AND_ADD) {
+        pv_to_le(h, pv_sq_wqe_atomic_fields);
+    } else {
+        pv_to_le(h, pv_sq_wqe_rdma_fields);
+    }
+}
+
+/* The CQE's imm_data is a number only when it is an invalidated rkey. */
+static void pv_cqe_from_le(PvrdmaCqe *c)
+{
+    pv_from_le(c, pv_cqe_fields);
+    if (c->wc_flags & PVRDMA_WC_WITH_INVALIDATE) {
+        c->imm_data = le32_to_cpu(c->imm_data);
+    }
+}
+
+PvrdmaCqe pv_cqe_at(Pv *pv, uint64_t addr)
+{
+    PvrdmaCqe c;
+
+    qtest_memread(pv->qts, addr, &c, sizeof(c));
+    pv_cqe_from_le(&c);
+    return c;
+}
+
+void pv_dsr_put(Pv *pv, uint64_t addr, const PvrdmaDsr *dsr)
+{
+    PvrdmaDsr le = *dsr;
+
+    pv_to_le(&le, pv_dsr_fields);
+    qtest_memwrite(pv->qts, addr, &le, sizeof(le));
+}
+
+PvrdmaDsr pv_dsr_get(Pv *pv)
+{
+    PvrdmaDsr dsr;
+
+    qtest_memread(pv->qts, pv->dsr, &dsr, sizeof(dsr));
+    pv_from_le(&dsr, pv_dsr_fields);
+    return dsr;
+}
+
+void pv_cmd_write(Pv *pv, const void *req, size_t len)
+{
+    PvrdmaCmdReq full = { 0 };
+    uint32_t cmd;
+
+    g_assert(len <= sizeof(full));
+    memcpy(&full, req, len);
+    cmd = full.hdr.cmd;
+    pv_to_le(&full, pv_req_hdr_fields);
+    if (cmd < PVRDMA_CMD_MAX && pv_req_fields[cmd]) {
+        pv_to_le(&full, pv_req_fields[cmd]);
+    }
+    qtest_memwrite(pv->qts, pv->cmd, &full, sizeof(full));
+}
+
+/* The first @len bytes of the response to @cmd, in host order. */
+static void pv_resp_read(Pv *pv, uint32_t cmd, void *resp, size_t len)
+{
+    PvrdmaCmdResp full;
+
+    g_assert(len <= sizeof(full));
+    qtest_memread(pv->qts, pv->resp, &full, sizeof(full));
+    pv_from_le(&full, pv_resp_hdr_fields);
+    if (cmd < PVRDMA_CMD_MAX && pv_resp_fields[cmd]) {
+        pv_from_le(&full, pv_resp_fields[cmd]);
+    }
+    memcpy(resp, &full, len);
+}
 
 /* The backend under test */
 
@@ -256,7 +694,7 @@ uint32_t pv_write_dsr(Pv *pv, uint32_t driver_version,
     dsr.cq_ring_pages.pdir_dma = make_pdir(pv, MIN(cq_npages, 4),
                                            pv->cq_pages);
     dsr.uar_pfn64 = pv->uar.addr >> 12;
-    qtest_memwrite(pv->qts, pv->dsr, &dsr, sizeof(dsr));
+    pv_dsr_put(pv, pv->dsr, &dsr);
     wr(pv, PVRDMA_REG_DSRLOW, (uint32_t)pv->dsr);
     wr(pv, PVRDMA_REG_DSRHIGH, pv->dsr >> 32);
     return rd(pv, PVRDMA_REG_ERR);
@@ -264,11 +702,7 @@ uint32_t pv_write_dsr(Pv *pv, uint32_t driver_version,
 
 PvrdmaDeviceCaps pv_caps(Pv *pv)
 {
-    PvrdmaDeviceCaps caps;
-
-    qtest_memread(pv->qts, pv->dsr + offsetof(PvrdmaDsr, caps), &caps,
-                  sizeof(caps));
-    return caps;
+    return pv_dsr_get(pv).caps;
 }
 
 /* Probe as the driver does: DSR, IMR=0, CTL=ACTIVATE. */
@@ -296,13 +730,13 @@ uint32_t pv_cmd(Pv *pv, void *req, size_t len, void *resp,
     memcpy(&full, req, len);
     cmd = full.hdr.cmd;
     full.hdr.response = ++pv->cookie;
-    qtest_memwrite(pv->qts, pv->cmd, &full, sizeof(full));
+    pv_cmd_write(pv, &full, sizeof(full));
     qtest_memset(pv->qts, pv->resp, 0xaa, PAGE);
     rd(pv, PVRDMA_REG_ICR);
     wr(pv, PVRDMA_REG_REQUEST, 0);
     err = rd(pv, PVRDMA_REG_ERR);
     if (err == ERR_OK) {
-        qtest_memread(pv->qts, pv->resp, &hdr, sizeof(hdr));
+        pv_resp_read(pv, cmd, &hdr, sizeof(hdr));
         g_assert_cmphex(hdr.ack, ==, PVRDMA_CMD_RESP(cmd));
         g_assert_cmpuint(hdr.response, ==, pv->cookie);
         g_assert_cmpuint(hdr.err, ==, 0);
@@ -315,7 +749,7 @@ uint32_t pv_cmd(Pv *pv, void *req, size_t len, void *resp,
                         (rd(pv, PVRDMA_REG_IMR) & PVRDMA_INTR_CAUSE_RESPONSE) ?
                         0 : PVRDMA_INTR_CAUSE_RESPONSE);
         if (resp) {
-            qtest_memread(pv->qts, pv->resp, resp, resp_len);
+            pv_resp_read(pv, cmd, resp, resp_len);
         }
     } else {
         /* A failed command raises no interrupt. */
@@ -662,10 +1096,14 @@ PvRing pv_cqn_ring(Pv *pv)
 uint32_t pv_events(Pv *pv, PvrdmaEqe *out, uint32_t max)
 {
     PvRing r = pv_async_ring(pv);
-    PvrdmaEqe dummy;
+    PvrdmaEqe e;
     uint32_t n = 0;
 
-    while (pv_ring_get(pv, &r, n < max ? &out[n] : &dummy, sizeof(dummy))) {
+    while (pv_ring_get(pv, &r, &e, sizeof(e))) {
+        pv_from_le(&e, pv_eqe_fields);
+        if (n < max) {
+            out[n] = e;
+        }
         n++;
     }
     return n;
@@ -674,11 +1112,13 @@ uint32_t pv_events(Pv *pv, PvrdmaEqe *out, uint32_t max)
 uint32_t pv_cq_notifications(Pv *pv, uint32_t *handles, uint32_t max)
 {
     PvRing r = pv_cqn_ring(pv);
-    uint32_t dummy;
+    PvrdmaCqne c;
     uint32_t n = 0;
 
-    while (pv_ring_get(pv, &r, n < max ? &handles[n] : &dummy,
-                       sizeof(dummy))) {
+    while (pv_ring_get(pv, &r, &c, sizeof(c))) {
+        if (n < max) {
+            handles[n] = le32_to_cpu(c.info);
+        }
         n++;
     }
     return n;
@@ -722,11 +1162,11 @@ uint32_t pv_cmd_quiet(Pv *pv, void *req, size_t len, void *resp,
     g_assert(len <= sizeof(full));
     memcpy(&full, req, len);
     full.hdr.response = ++pv->cookie;
-    qtest_memwrite(pv->qts, pv->cmd, &full, sizeof(full));
+    pv_cmd_write(pv, &full, sizeof(full));
     wr(pv, PVRDMA_REG_REQUEST, 0);
     err = rd(pv, PVRDMA_REG_ERR);
     if (err == ERR_OK && resp) {
-        qtest_memread(pv->qts, pv->resp, resp, resp_len);
+        pv_resp_read(pv, full.hdr.cmd, resp, resp_len);
     }
     return err;
 }
@@ -778,7 +1218,11 @@ PvCq *pv_cq_new_state(Pv *pv, uint32_t cqe, uint64_t state)
 
 bool pv_cq_poll(Pv *pv, PvCq *cq, PvrdmaCqe *cqe)
 {
-    return pv_ring_get(pv, &cq->ring, cqe, sizeof(*cqe));
+    if (!pv_ring_get(pv, &cq->ring, cqe, sizeof(*cqe))) {
+        return false;
+    }
+    pv_cqe_from_le(cqe);
+    return true;
 }
 
 bool pv_cq_poll_wait(Pv *pv, PvCq *cq, PvrdmaCqe *cqe)
@@ -829,16 +1273,27 @@ PvQp *pv_qp_new(Pv *pv, const QpSpec *q, uint8_t sq_sig_all,
     return qp;
 }
 
+/* @n SGEs, little-endian, at @buf */
+static void pv_sges_put(uint8_t *buf, const PvrdmaSge *sge, uint32_t n)
+{
+    for (uint32_t i = 0; i < n; i++, buf += sizeof(*sge)) {
+        PvrdmaSge le = sge[i];
+
+        pv_to_le(&le, pv_sge_fields);
+        memcpy(buf, &le, sizeof(le));
+    }
+}
+
 void pv_sq_put(Pv *pv, PvQp *qp, const PvrdmaSqWqeHdr *h,
                const PvrdmaSge *sge, uint32_t nsge)
 {
     g_autofree uint8_t *buf = g_malloc0(qp->sq.elem_size);
+    PvrdmaSqWqeHdr le = *h;
 
     g_assert_cmpuint(sizeof(*h) + nsge * sizeof(*sge), <=, qp->sq.elem_size);
-    memcpy(buf, h, sizeof(*h));
-    if (nsge) {
-        memcpy(buf + sizeof(*h), sge, nsge * sizeof(*sge));
-    }
+    pv_sq_wqe_to_le(&le, qp->type);
+    memcpy(buf, &le, sizeof(le));
+    pv_sges_put(buf + sizeof(le), sge, nsge);
     pv_ring_put(pv, &qp->sq, buf, qp->sq.elem_size);
 }
 
@@ -853,10 +1308,9 @@ void pv_rq_put(Pv *pv, const PvRing *r, uint64_t wr_id, uint32_t num_sge,
     for (i = 0; i < nsge; i++) {
         h.total_len += sge[i].length;
     }
+    pv_to_le(&h, pv_rq_wqe_fields);
     memcpy(buf, &h, sizeof(h));
-    if (nsge) {
-        memcpy(buf + sizeof(h), sge, nsge * sizeof(*sge));
-    }
+    pv_sges_put(buf + sizeof(h), sge, nsge);
     pv_ring_put(pv, r, buf, r->elem_size);
 }
 

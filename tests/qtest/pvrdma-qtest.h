@@ -109,6 +109,18 @@ uint64_t make_ring(Pv *pv, uint32_t npages);
 uint32_t pv_write_dsr(Pv *pv, uint32_t driver_version,
                              uint32_t async_npages, uint32_t cq_npages);
 PvrdmaDeviceCaps pv_caps(Pv *pv);
+/*
+ * Guest structures are little-endian; the tests see them in host order.
+ * These helpers, and every helper below that writes or reads one
+ * (commands, WQEs, CQEs, events), convert each field on the way.
+ */
+/* @dsr at @addr; the DSR at pv->dsr */
+void pv_dsr_put(Pv *pv, uint64_t addr, const PvrdmaDsr *dsr);
+PvrdmaDsr pv_dsr_get(Pv *pv);
+/* A request into the command slot, padded as the driver copies it. */
+void pv_cmd_write(Pv *pv, const void *req, size_t len);
+/* The CQE at guest address @addr */
+PvrdmaCqe pv_cqe_at(Pv *pv, uint64_t addr);
 Pv *pv_probe(void);
 uint32_t pv_cmd(Pv *pv, void *req, size_t len, void *resp,
                        size_t resp_len);
