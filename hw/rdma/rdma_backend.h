@@ -20,6 +20,11 @@
 #include "chardev/char-fe.h"
 #include "rdma_rm.h"
 
+/* The ibverbs backend is built on Linux with rdma-core (meson.build). */
+#if defined(CONFIG_RDMA) && defined(CONFIG_LINUX)
+#define RDMA_HAVE_IBVERBS 1
+#endif
+
 typedef struct RdmaPortAttr {
     bool active;
     uint8_t max_mtu;                /* IB MTU enum */

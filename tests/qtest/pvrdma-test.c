@@ -1485,14 +1485,14 @@ static void expect_realize_error(const char *args, const char *want)
     g_assert_cmpint(WEXITSTATUS(status), ==, 1);
 }
 
-/* Was this QEMU built with libibverbs (configure --enable-rdma)? */
+/* Was this QEMU built with the ibverbs backend (configure --enable-rdma)? */
 static bool qemu_has_ibverbs(void)
 {
     int status;
     g_autofree char *err = realize_stderr("-device pvrdma,addr=10.1,"
                                           "ibdev=rxe0", &status);
 
-    return !strstr(err, "built without libibverbs");
+    return !strstr(err, "built without the ibverbs backend");
 }
 
 #define SHARED_RAM "-m 128M -object memory-backend-memfd,id=m,size=128M," \
@@ -1505,7 +1505,7 @@ static void test_ibverbs_realize_errors(void)
     g_autofree char *args = NULL;
 
     if (!qemu_has_ibverbs()) {
-        g_test_skip("this QEMU was built without libibverbs");
+        g_test_skip("this QEMU was built without the ibverbs backend");
         return;
     }
     expect_realize_error("-device pvrdma,addr=10.1,ibdev=rxe0",

@@ -209,7 +209,10 @@ static void pvrdma_fill_caps(PvrdmaState *s, PvrdmaDeviceCaps *c)
     c->local_ca_ack_delay = 15;
     c->phys_port_cnt = 1;
     c->mode = PVRDMA_DEVICE_MODE_ROCE;
+#ifdef CONFIG_ATOMIC64
+    /* Atomic against the vCPUs only with the host's 64-bit atomics. */
     c->atomic_ops = PVRDMA_ATOMIC_OP_COMP_SWAP | PVRDMA_ATOMIC_OP_FETCH_ADD;
+#endif
     /* Fast registration only where the backend can do it (not ibverbs). */
     c->bmme_flags = l->max_fast_reg_pages ?
                     PVRDMA_BMME_FLAG_LOCAL_INV | PVRDMA_BMME_FLAG_REMOTE_INV |
@@ -664,9 +667,10 @@ static bool pvrdma_check_params(PvrdmaState *s, Error **errp)
     }
 
     if (p->ibdev) {
-#ifndef CONFIG_RDMA
-        error_setg(errp, "ibdev=%s: this QEMU was built without libibverbs "
-                   "(configure --enable-rdma); omit ibdev= to use the "
+#ifndef RDMA_HAVE_IBVERBS
+        error_setg(errp, "ibdev=%s: this QEMU was built without the "
+                   "ibverbs backend (Linux hosts with rdma-core, configure "
+                   "--enable-rdma); omit ibdev= to use the "
                    "built-in soft backend", p->ibdev);
         return false;
 #else
@@ -716,7 +720,7 @@ static bool pvrdma_block_migration(PvrdmaState *s, Error **errp)
 
 static RdmaBackend *pvrdma_backend_new(PvrdmaState *s, Error **errp)
 {
-#ifdef CONFIG_RDMA
+#ifdef RDMA_HAVE_IBVERBS
     if (s->params.ibdev) {
         RdmaIbvConfig cfg = {
             .ibdev = s->params.ibdev,
