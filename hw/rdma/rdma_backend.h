@@ -17,7 +17,7 @@
 #ifndef HW_RDMA_RDMA_BACKEND_H
 #define HW_RDMA_RDMA_BACKEND_H
 
-#include "chardev/char-fe.h"
+#include "rdma_compat.h"
 #include "rdma_rm.h"
 
 /* The ibverbs backend is built on Linux with rdma-core (meson.build). */
@@ -130,7 +130,7 @@ extern const VMStateDescription vmstate_rdma_soft;
 typedef struct RdmaIbvConfig {
     const char *ibdev;              /* host RDMA device */
     uint8_t ibport;
-    CharBackend *mad_chr;           /* rdmacm-mux connection */
+    CharFrontend *mad_chr;          /* rdmacm-mux connection */
 } RdmaIbvConfig;
 
 /* NULL with @errp set when the host device or guest RAM is unsuitable. */

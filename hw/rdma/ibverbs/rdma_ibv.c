@@ -18,9 +18,10 @@
 #include "qemu/log.h"
 #include "qemu/units.h"
 #include "qemu/main-loop.h"
-#include "exec/ramblock.h"
+#include "hw/rdma/rdma_compat.h"
+#include RDMA_RAMBLOCK_H
 #include "exec/cpu-common.h"
-#include "exec/address-spaces.h"
+#include RDMA_ADDRESS_SPACES_H
 #include "qemu/xxhash.h"
 #include "qemu/bswap.h"
 #include "rdma_ibv.h"

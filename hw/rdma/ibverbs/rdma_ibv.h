@@ -124,7 +124,7 @@ struct RdmaIbv {
     int stop_fd;                    /* eventfd: ends the completion thread */
 
     /* MADs: rdmacm-mux client on the device's mad-chardev */
-    CharBackend *mad_chr;
+    CharFrontend *mad_chr;
     GByteArray *mad_in;
     GByteArray *mad_out;
     guint mad_watch;
@@ -166,7 +166,7 @@ void rdma_ibv_drop_slots(RdmaIbv *ibv, uint8_t kind, uint32_t owner);
 uint32_t rdma_ibv_access(uint32_t guest_access);
 
 /* rdma_ibv_mad.c */
-bool rdma_ibv_mad_init(RdmaIbv *ibv, CharBackend *chr, Error **errp);
+bool rdma_ibv_mad_init(RdmaIbv *ibv, CharFrontend *chr, Error **errp);
 void rdma_ibv_mad_fini(RdmaIbv *ibv);
 void rdma_ibv_mad_gid(RdmaIbv *ibv, uint32_t index, const uint8_t *gid,
                       bool add);

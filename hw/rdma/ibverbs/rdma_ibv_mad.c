@@ -427,7 +427,7 @@ static void rdma_ibv_mad_event(void *opaque, QEMUChrEvent event)
     }
 }
 
-bool rdma_ibv_mad_init(RdmaIbv *ibv, CharBackend *chr, Error **errp)
+bool rdma_ibv_mad_init(RdmaIbv *ibv, CharFrontend *chr, Error **errp)
 {
     if (!chr || !qemu_chr_fe_backend_connected(chr)) {
         error_setg(errp, "ibdev=%s needs mad-chardev=<id>: a socket chardev "

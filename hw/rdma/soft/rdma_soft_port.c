@@ -435,7 +435,7 @@ void rdma_soft_port_detach(RdmaSoft *soft)
     }
 }
 
-static void rdma_soft_port_class_init(ObjectClass *oc, void *data)
+static void rdma_soft_port_class_init(ObjectClass *oc, RDMA_CLASS_DATA *data)
 {
     NetFilterClass *nfc = NETFILTER_CLASS(oc);
 

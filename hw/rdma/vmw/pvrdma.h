@@ -44,7 +44,7 @@ typedef struct PvrdmaParams {
     char *ibdev;
     char *netdev;
     uint8_t ibport;
-    CharBackend mad_chr;
+    CharFrontend mad_chr;
     uint64_t max_mr_size;
     uint32_t max_qp;
     uint32_t max_sge;

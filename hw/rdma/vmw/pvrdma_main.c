@@ -1128,7 +1128,7 @@ static const VMStateDescription vmstate_pvrdma = {
     },
 };
 
-static void pvrdma_class_init(ObjectClass *klass, void *data)
+static void pvrdma_class_init(ObjectClass *klass, RDMA_CLASS_DATA *data)
 {
     DeviceClass *dc = DEVICE_CLASS(klass);
     PCIDeviceClass *k = PCI_DEVICE_CLASS(klass);

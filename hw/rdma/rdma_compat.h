@@ -1,0 +1,44 @@
+/*
+ * The QEMU releases the device builds on: 10.0 (Debian trixie) and 10.2.
+ *
+ * The code is written against 10.2's API; this header supplies it on 10.0.
+ * It is the only place with a QEMU version check (scripts/qemu-tree.sh,
+ * QEMU_VERSION).  What changed in 10.1:
+ *  - the chardev front end: CharBackend became CharFrontend (the
+ *    qemu_chr_fe_* functions are otherwise the same);
+ *  - TypeInfo.class_init: its data argument became const void *;
+ *  - exec/ramblock.h and exec/address-spaces.h moved to system/, included
+ *    here by name (#include RDMA_RAMBLOCK_H).
+ *
+ * Include it after qemu/osdep.h (which brings config-host.h's
+ * QEMU_VERSION_MAJOR and QEMU_VERSION_MINOR).
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+
+#ifndef HW_RDMA_RDMA_COMPAT_H
+#define HW_RDMA_RDMA_COMPAT_H
+
+#include "chardev/char-fe.h"
+
+#define RDMA_QEMU_AT_LEAST(major, minor) \
+    (QEMU_VERSION_MAJOR > (major) || \
+     (QEMU_VERSION_MAJOR == (major) && QEMU_VERSION_MINOR >= (minor)))
+
+#if RDMA_QEMU_AT_LEAST(10, 1)
+
+/* void (*class_init)(ObjectClass *klass, RDMA_CLASS_DATA *data) */
+#define RDMA_CLASS_DATA     const void
+#define RDMA_RAMBLOCK_H         "system/ramblock.h"
+#define RDMA_ADDRESS_SPACES_H   "system/address-spaces.h"
+
+#else
+
+typedef CharBackend CharFrontend;
+#define RDMA_CLASS_DATA     void
+#define RDMA_RAMBLOCK_H         "exec/ramblock.h"
+#define RDMA_ADDRESS_SPACES_H   "exec/address-spaces.h"
+
+#endif
+
+#endif
