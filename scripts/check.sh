@@ -74,6 +74,8 @@ step_rows=0
 # Adds the counts of a lane's "<lane>: N passed, N failed" line, and its
 # row: skipped are the passed TAP tests marked "# SKIP" in the lane's log
 # (none with a third argument "noskip": the log is another lane's too);
+# NFSv3 and NFSv4.2 over RDMA (proto=rdma, port 20049), 16 MiB per version
+two_programs+=,nfs_rdma:16777216
 # seconds are the step's (shown once when a step sums several lanes).
 count() {
     local lane=$1 out=$2 line p f k=0 secs

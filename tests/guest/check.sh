@@ -460,7 +460,93 @@ chk_nvmeof() {   # TEXT
     [ -z "$l" ] || echo "kernel log: $(echo "$l" | head -3 | tr '\n' '|')"
 }
 
-# dp TEST SCENARIO CHECK ARGS...: the verdict on one data-path pair
+# NFS over RDMA (init's nfs_rdma: server = nfsd, client = the mounts).
+# Both NFSv3 and NFSv4.2 must have been mounted twice (to write, then to
+# read back) as NFS of that version over rdma (rdma6 on an IPv6 GID) on
+# port 20049, in /proc/mounts and in the mount's xprt line of
+# /proc/self/mountstats: a mount that fell back to TCP fails.  For every
+# file the client wrote (its sha256 taken before the write), the
+# client's read-back after the remount and the server's own copy must
+# have the same size and sha256; each version at least one file.  The
+# kernel log must hold no rpcrdma/svcrdma/NFS error line (but nfsd's
+# legacy NFSv4 client tracking's "Failed to remove expired client state
+# directory", which it says when a client that never had a record
+# there, one that opened nothing before its grace period ended, goes).
+nfs_klog_errors() {
+    klog | grep -vi 'command line: ' | grep -iE 'rpcrdma|svcrdma|xprtrdma|nfs|lockd|rpcbind|sunrpc' |
+        grep -v 'NFSD: Failed to remove expired client state directory' |
+        grep -iE 'fail|error|unable|timed? ?out|timeout|cannot|could ?n.?t|invalid|reject|refused|not responding|disconnect|flushed|abort|reset'
+}
+# nfs_summary TEXT: "NFSv3, NFSv4.2 over rdma; 16, 64 MiB each; sha256 ..."
+# (the PASS line's detail: what chk_nfs checked)
+nfs_summary() {
+    local cli
+    cli=$(dp_side "$1" client)
+    echo "$cli" | awk '
+        $1 == "client:" && $2 == "mount" && $4 == "(write):" { sub(/^vers=/, "", $3); v[$3] = 1; split($8, o, ",")
+            for (i in o) if (o[i] ~ /^proto=/) { p = o[i]; sub(/^proto=/, "", p) } }
+        $1 == "client:" && $2 == "wrote" { mb[$4 / 1048576] = 1; h = h " " substr($7, 1, 12) }
+        END { for (x in v) vs = vs (vs ? ", " : "") "NFSv" x
+              n = 0; for (x in mb) s[++n] = x + 0
+              for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (s[j] < s[i]) { t = s[i]; s[i] = s[j]; s[j] = t }
+              for (i = 1; i <= n; i++) ms = ms (i > 1 ? ", " : "") s[i]
+              printf "%s over %s; %s MiB per version; sha256%s", vs, p, ms, h }'
+    echo "$1" | sed -n 's/^--- end: elapsed=\([0-9.]*\).*/; \1 s/p' | tail -n 1
+}
+chk_nfs() {   # TEXT
+    local s=$1 srv cli v what l o x f bytes h n nv l2
+    srv=$(dp_side "$s" server)
+    cli=$(dp_side "$s" client)
+    grep -q '^server: listening: rdma 20049' <<<"$srv" || echo "server: no RDMA listener on port 20049"
+    for v in 3 4.2; do
+        for what in write read; do
+            l=$(grep -m1 "^client: mount vers=$v ($what): " <<<"$cli")
+            l=${l#client: mount vers=$v ($what): }
+            x=$(grep -m1 "^client: mountstats vers=$v ($what): " <<<"$cli")
+            x=${x#client: mountstats vers=$v ($what): }
+            if [ -z "$l" ]; then
+                echo "client: NFSv$v not mounted ($what)"
+                continue
+            fi
+            # SERVER:/EXPORT /mnt/nfs nfs|nfs4 OPTIONS 0 0
+            o=,$(echo "$l" | awk '{ print $4 }'),
+            case $(echo "$l" | awk '{ print $3 }') in nfs|nfs4) ;; *) echo "client: NFSv$v ($what): not an NFS mount: $l" ;; esac
+            case $o in *,vers=$v,*) ;; *) echo "client: NFSv$v ($what): mounted without vers=$v: $l" ;; esac
+            case $o in
+                *,proto=rdma,*) case $l in "$ip4:"*) ;; *) echo "client: NFSv$v ($what): not a mount of $ip4: $l" ;; esac ;;
+                *,proto=rdma6,*) ;;
+                *) echo "client: NFSv$v ($what): not over RDMA (proto=rdma or rdma6): $l" ;;
+            esac
+            case $o in *,port=20049,*) ;; *) echo "client: NFSv$v ($what): not on port 20049: $l" ;; esac
+            case $x in "xprt: rdma "*) ;; *) echo "client: NFSv$v ($what): the transport in mountstats is not rdma: '$x'" ;; esac
+        done
+        nv=0
+        while read -r f bytes h; do
+            [ -n "$f" ] || continue
+            nv=$((nv + 1))
+            l2=$(grep -m1 "^client: read back $f: " <<<"$cli" | awk '{ print $5, $8 }')
+            [ "$l2" = "$bytes $h" ] ||
+                echo "client: $f written as $bytes bytes sha256 $h, read back: ${l2:-nothing}"
+            l2=$(grep -m1 "^server: holds $f: " <<<"$srv" | awk '{ sub(/[:,]$/, "", $7); print $4, $7 }')
+            [ "$l2" = "$bytes $h" ] ||
+                echo "server: $f written as $bytes bytes sha256 $h, the server holds: ${l2:-nothing}"
+        done < <(grep "^client: wrote nfs-v$v-" <<<"$cli" | awk '{ sub(/:$/, "", $3); print $3, $4, $7 }')
+        [ $nv -gt 0 ] || echo "client: NFSv$v: no file written"
+    done
+    grep -q '^client: done: ' <<<"$cli" || echo "client: no 'done:' line"
+    grep -q '^server: torn down: ' <<<"$srv" || echo "server: not torn down"
+    grep -q '^server: done: ' <<<"$srv" || echo "server: no 'done:' line"
+    echo "$srv$cli" | grep -m3 'FAILED' | sed 's/^/failed step: /'
+    l=$(nfs_klog_errors)
+    [ -z "$l" ] || echo "kernel log: $(echo "$l" | wc -l) RPC/NFS error lines: $(echo "$l" | head -3 | tr '\n' '|')"
+    l=$(klog | awk '/RPC: Registered rdma transport module|nfsd: module loaded|NFSD: / { on = 1 } on' |
+        grep -E 'BUG:|Oops|WARNING: CPU|Call Trace|general protection|RIP: |soft lockup|hung_task|blocked for more than')
+    [ -z "$l" ] || echo "kernel log: $(echo "$l" | head -3 | tr '\n' '|')"
+}
+
+# dp TEST SCENARIO CHECK ARGS...: the verdict on one data-path pair (a
+# pass says dp_detail too, if set)
+dp_detail=
 dp() {
     local t=$1 sc=$2 chk=$3 s rs rc why=() l srv cli
     shift 3
@@ -477,7 +563,7 @@ dp() {
     l=$(echo "$s" | grep -m1 '^--- deadline: ')
     [ -z "$l" ] || why+=("${l#--- }")
     while IFS= read -r l; do [ -n "$l" ] && why+=("$l"); done < <("$chk" "$s" "$@")
-    if [ ${#why[@]} = 0 ]; then pass "$t"; return; fi
+    if [ ${#why[@]} = 0 ]; then pass "$t${dp_detail:+ ($dp_detail)}"; return; fi
     srv=$(dp_side "$s" server | grep -v '^[- ]*$' | tail -n 3)
     cli=$(dp_side "$s" client | grep -v '^[- ]*$' | tail -n 3)
     fail "$t" "${why[@]}" "$(echo "$s" | grep -m1 '^client: ')" \
@@ -511,6 +597,18 @@ t_nvmeof_rdma() {
     if [ "$nfail" != "$f" ]; then
         klog | grep -E 'nvme|nvmet|brd:|blk_update_request|I/O error|WARNING:|BUG:|Oops|Call Trace|pvrdma.*(fail|error|invalid)' |
             grep -v 'module verification failed' | head -40 | sed 's/^/#   dmesg: /'
+    fi
+}
+t_nfs_rdma() {
+    local f=$nfail
+    dp_detail=$(nfs_summary "$(section nfs_rdma)")
+    dp nfs-rdma nfs_rdma chk_nfs
+    dp_detail=
+    # on failure, the kernel's own account of the NFS run
+    if [ "$nfail" != "$f" ]; then
+        klog | awk 'tolower($0) ~ /rpcrdma|svcrdma|xprtrdma|nfs|lockd|sunrpc|rpcbind|pvrdma.*(fail|error|invalid)/ ||
+                    /WARNING:|BUG:|Oops|Call Trace/' |
+            grep -vi 'command line: ' | grep -v 'module verification failed' | head -40 | sed 's/^/#   dmesg: /'
     fi
 }
 

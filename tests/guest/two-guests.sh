@@ -28,7 +28,11 @@
 #                     guests' devices must have one name: the server
 #                     takes the client's -d), and nvmeof_rdma (NVMe
 #                     over RDMA: the target in B, the host in A; IPv4
-#                     GIDs only).  An entry
+#                     GIDs only), nfs_rdma (NFSv3 and NFSv4.2 over RDMA,
+#                     proto=rdma, port 20049: nfsd in B, the mounts in
+#                     A; 16 and 64 MiB files per version, written, read
+#                     back after a remount and compared on both sides;
+#                     give it --timeout 300).  An entry
 #                     PROGRAM:[SIZE][:ITERS] has its own size and iterations
 #                     (instead of --size, --iters), so that one boot can run
 #                     a program several times: its pair is named
@@ -38,7 +42,9 @@
 #                     ("ok N ib-write-bw@2 (-s 65536 -n 500) ipv4: ...");
 #                     at most 39 entries then (rping: ITERS is its -C
 #                     count; nvmeof_rdma: ITERS more rounds of writing
-#                     and reading back its 8 MiB, SIZE unused)
+#                     and reading back its 8 MiB, SIZE unused; nfs_rdma:
+#                     one file of SIZE bytes (whole MiB) per version
+#                     instead of 16 and 64 MiB, ITERS unused)
 #   --gids LIST       GID families: ipv4 (the IPv4-mapped GID), ipv6 (the
 #                     link-local GID); default ipv4,ipv6
 #   --iters N         iterations (-n; rping -C stays 10; default 100)
@@ -182,7 +188,7 @@ done
 # console sections, and check.sh's test names (_ -> -).  entries: the
 # list as init gets it (NAME or NAME:SIZE[:ITERS]); scens: the plain
 # entries; tagged: K:NAME:SIZE:ITERS of the others (init's NAME@K).
-known=" rc_pingpong ud_pingpong srq_pingpong ib_send_bw ib_send_bw_ud ib_write_bw ib_read_bw ib_atomic_bw ib_send_lat ib_send_lat_ud ib_write_lat ib_read_lat rping nvmeof_rdma ucx_put_bw ucx_get ucx_fadd "
+known=" rc_pingpong ud_pingpong srq_pingpong ib_send_bw ib_send_bw_ud ib_write_bw ib_read_bw ib_atomic_bw ib_send_lat ib_send_lat_ud ib_write_lat ib_read_lat rping nvmeof_rdma nfs_rdma ucx_put_bw ucx_get ucx_fadd "
 entries=() scens=() tagged=()
 k=0
 for p in $(echo "$programs" | tr ',' ' '); do
