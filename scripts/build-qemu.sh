@@ -67,25 +67,7 @@ if ! ninja -C "$out" qemu-system-x86_64 tests/qtest/pvrdma-test \
     grep -v 'WARNING: Source item' "$out/ninja.log" | grep -E -B2 -A12 'error|FAILED' | head -60 >&2
     die "build failed, see $out/ninja.log"
 fi
-# The x86 option ROMs (-kernel boot, kvmvapic) are built from source by
-# make, not ninja; configure's compiler probe skips them on this machine.
-rom=$out/pc-bios/optionrom
-if [ ! -e "$rom/linuxboot_dma.bin" ]; then
-    say "building the x86 option ROMs"
-    printf 'TOPSRC_DIR=%s\nCC=cc\nCCAS=cc\nAR=ar\nAS=as\nLD=ld\nNM=nm\nOBJCOPY=objcopy\nRANLIB=ranlib\nSTRIP=strip\n' \
-        "$src" > "$rom/config.mak"
-    make -C "$rom" > "$rom/make.log" 2>&1 || die "option ROM build failed, see $rom/make.log"
-fi
-
-# The +ds source has no firmware blobs: point the build tree's data
-# directory at Debian's seabios and ipxe-qemu (found without -L, as qtests
-# and users of the build tree expect).
-for fw in "$out"/qemu-bundle/usr/local/share/qemu-firmware \
-          "$out"/qemu-bundle/usr/local/share/qemu "$out"/pc-bios; do
-    mkdir -p "$fw"
-    for f in /usr/share/seabios/*.bin /usr/lib/ipxe/qemu/*.rom "$rom"/*.bin; do
-        [ -e "$f" ] && ln -sf "$f" "$fw/"
-    done
-done
+# The option ROMs, and Debian's SeaBIOS and iPXE linked into the tree.
+bash "$top/scripts/qemu-firmware.sh" "$src" "$out" || die "no firmware for $out"
 kill $ticker 2>/dev/null || true
 say "done in $(( $(date +%s) - start )) s: $out/qemu-system-x86_64"

@@ -60,7 +60,8 @@ COMMITS = [
      "default) and a backend on a host RDMA device (hw/rdma/ibverbs).\n"
      "QMP query-pvrdma and RDMA_GID_STATUS_CHANGED, HMP info pvrdma.",
      ["hw/rdma", "qapi/pvrdma.json",
-      "configs/devices/x86_64-softmmu/pvrdma.mak"],
+      "configs/devices/x86_64-softmmu/pvrdma.mak",
+      "configs/devices/i386-softmmu/pvrdma.mak"],
      [(r"^hw/(Kconfig|meson\.build)$", r""),
       (r"^meson\.build$", r"hw/rdma"),
       (r"^qapi/(meson\.build|qapi-schema\.json)$", r"pvrdma"),

@@ -42,7 +42,8 @@ typedef struct Relay {
     int stop;
     /* counted by the relay thread, read when it has stopped */
     uint64_t frames, dropped, duplicated, reordered;
-    uint64_t from[2];               /* frames A, B sent: read any time */
+    /* frames A, B sent: read any time (32 bits: atomic on any host) */
+    uint32_t from[2];
     int drop_every_b;               /* drop every Nth frame from B (0: no) */
     /* drop the next drop_b_left frames from B with BTH opcode drop_b_op */
     int drop_b_op, drop_b_left;
