@@ -1,4 +1,4 @@
-# pvrdma for QEMU 10.0: build, test and run entry points.
+# pvrdma for QEMU 10.0 and 10.2: build, test and run entry points.
 #
 #   make            install build dependencies, fetch QEMU 10.0 from Debian,
 #                   build qemu-system-x86_64 with -device pvrdma
@@ -28,11 +28,23 @@
 #   make patches    the device as a git format-patch series against QEMU 10.0
 #                   in build/patches/series (for distributions and review)
 #
+#   QEMU_VERSION=10.2  (any target) the same on QEMU 10.2.2, in build/v10.2;
+#                   make check on 10.0 also runs lane v10.2 (10.2's build,
+#                   qtests, guest and two guests)
+#
 # Everything generated lives under build/.
 
 TOP      := $(abspath .)
-BUILD    := $(TOP)/build
+# The QEMU release to build on: 10.0 (Debian trixie's source, the default)
+# or 10.2 (10.2.2, Debian sid's source), whose trees live in build/v10.2.
+QEMU_VERSION ?= 10.0
+ifeq ($(filter 10.0 10.2,$(QEMU_VERSION)),)
+$(error QEMU_VERSION=$(QEMU_VERSION): 10.0 or 10.2)
+endif
+BUILD    := $(TOP)/build$(if $(filter 10.2,$(QEMU_VERSION)),/v10.2)
 QEMU     := $(BUILD)/qemu/qemu-system-x86_64
+export QEMU_VERSION
+export QEMU_SRC := $(BUILD)/qemu-src
 
 # Debian packages the build and the test lanes need.
 BUILD_DEPS := build-essential ninja-build pkg-config python3-venv \

@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 #
 # Make the Debian suites the build needs reachable through apt, and install
-# the named packages that are missing.
+# the named packages that are missing.  Or, with --debian-uri, print the
+# URI of the machine's Debian archive.
 #
 # The suites (trixie sources for QEMU 10.0, bookworm-backports for a recent
 # meson) are derived from the mirror this machine already uses, so nothing
@@ -63,6 +64,13 @@ EOS
         sudo_ touch "$stamp"
     fi
 }
+
+# --debian-uri: print the archive's URI (for a private apt configuration,
+# scripts/qemu-tree.sh's QEMU 10.2 source from sid) and change nothing.
+if [ "${1:-}" = --debian-uri ]; then
+    debian_uri
+    exit 0
+fi
 
 ensure_sources
 
