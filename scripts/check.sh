@@ -35,8 +35,15 @@
 # a DESTDIR, the installed QEMU runs, make uninstall), libvirt (that
 # installed tree run by Debian's libvirtd 9.0 from domain XML: virsh start,
 # the guest's RDMA ping-pong, save/restore, virsh shutdown), patches (make patches
-# applies to a pristine QEMU 10.0 and passes its checkpatch.pl).  make
-# check-slow: patches-build (that tree configured and built like build/qemu,
+# applies to a pristine QEMU 10.0 and passes its checkpatch.pl), hosts
+# (scripts/build-hosts.sh: QEMU and the qtests cross-built for s390x, run
+# under qemu-user, lane "hosts-s390x", and for i386, run natively, lane
+# "hosts-i386"), v10.2 (QEMU
+# 10.2.2 from Debian sid's source in <build-dir>/v10.2, plain and ASan
+# builds, and on them lanes "qtest-10.2", "qtest-asan-10.2", "guest-10.2"
+# and "two-guests-10.2"; with QEMU_VERSION=10.2, <build-dir> is already
+# 10.2's and the default lanes are abi, unit, qtest, qtest-asan, guest and
+# two-guests).  make check-slow: patches-build (that tree configured and built like build/qemu,
 # and the qtests of its own build run on it) and slow (tests/hostvm/slow.sh).
 # Each lane prints
 # "<lane>: N passed, N failed"; a progress line precedes each step; at the
@@ -48,7 +55,11 @@ top=$(cd "$1" && pwd)
 build=$(cd "$2" && pwd)
 shift 2
 lanes=("$@")
-[ ${#lanes[@]} -gt 0 ] || lanes=(abi unit qtest qtest-asan fuzz mux-fuzz install libvirt patches guest guest-6.12 guest-driver guest-migration two-guests interop jumbo stream lossy peer-migration rxe)
+if [ ${#lanes[@]} = 0 ] && [ "${QEMU_VERSION:-10.0}" = 10.2 ]; then
+    # make check QEMU_VERSION=10.2: the lanes that run on 10.2's build
+    lanes=(abi unit qtest qtest-asan guest two-guests)
+fi
+[ ${#lanes[@]} -gt 0 ] || lanes=(abi unit qtest qtest-asan fuzz mux-fuzz install libvirt patches hosts guest guest-6.12 guest-driver guest-migration two-guests interop jumbo stream lossy peer-migration rxe v10.2)
 
 total_pass=0
 total_fail=0
@@ -63,6 +74,8 @@ migration_checks+=,kernel-clean,shutdown
 two_programs=ibv_rc_pingpong,ibv_ud_pingpong,ib_write_bw,ib_read_bw,ib_atomic_bw
 two_programs+=,ib_send_bw,ib_send_lat,ib_write_lat,rping
 two_programs+=,ucx_put_bw,ucx_get,ucx_fadd
+# NFSv3 and NFSv4.2 over RDMA (proto=rdma, port 20049), 16 MiB per version
+two_programs+=,nfs_rdma:16777216
 logdir=$build/logs
 mkdir -p "$logdir"
 
@@ -74,8 +87,6 @@ step_rows=0
 # Adds the counts of a lane's "<lane>: N passed, N failed" line, and its
 # row: skipped are the passed TAP tests marked "# SKIP" in the lane's log
 # (none with a third argument "noskip": the log is another lane's too);
-# NFSv3 and NFSv4.2 over RDMA (proto=rdma, port 20049), 16 MiB per version
-two_programs+=,nfs_rdma:16777216
 # seconds are the step's (shown once when a step sums several lanes).
 count() {
     local lane=$1 out=$2 line p f k=0 secs
@@ -282,6 +293,48 @@ for lane in "${lanes[@]}"; do
             pair "peer-migration-$sdev" "migrate-pvrdma-$sdev" '^# (relay|guest B |migration: )' \
                 pvrdma "$sdev" --gids ipv4 --migrate 1 --programs "$progs"
         done
+        ;;
+    hosts)
+        echo "== hosts: the device's qtests on a big-endian (s390x) and a 32-bit (i386) host"
+        for arch in s390x i386; do
+            run_script "hosts-$arch" '^(  [a-z-]+: [0-9]+ passed|  not ok|    # )' \
+                "cross-built for $arch, run $([ $arch = s390x ] && echo 'under qemu-user' || echo natively)" \
+                "$top/scripts/build-hosts.sh" "$top" "$build" "$arch" --run
+            step_rows=0 step_start=$SECONDS
+        done
+        ;;
+    v10.2)
+        echo "== v10.2: QEMU 10.2.2 (Debian sid's source): builds, qtests, guest, two guests"
+        v=$build/v10.2
+        if { QEMU_VERSION=10.2 bash "$top/scripts/qemu-tree.sh" "$top" "$v" &&
+             QEMU_SRC=$v/qemu-src bash "$top/scripts/build-qemu.sh" "$top" "$v/qemu" &&
+             QEMU_SRC=$v/qemu-src bash "$top/scripts/build-qemu.sh" "$top" \
+                 "$v/qemu-asan" asan
+           } > "$logdir/v10.2-build.log" 2>&1; then
+            grep -E '^\[qemu-tree\] qemu|^\[build\] done' "$logdir/v10.2-build.log" |
+                sed 's/^/  /'
+            run_qtest qtest-10.2 "$v/qemu/qemu-system-x86_64" "$v/qemu"
+            step_rows=0 step_start=$SECONDS
+            run_qtest qtest-asan-10.2 "$v/qemu-asan/qemu-system-x86_64" "$v/qemu"
+            step_rows=0 step_start=$SECONDS
+            QEMU=$v/qemu/qemu-system-x86_64 GUEST_DIR=$build/guest \
+                bash "$top/tests/guest/check.sh" --datapath 2>&1 |
+                sed 's/^guest: /guest-10.2: /' | tee "$logdir/guest-10.2.log"
+            count guest-10.2 "$logdir/guest-10.2.log"
+            step_rows=0 step_start=$SECONDS
+            QEMU=$v/qemu/qemu-system-x86_64 \
+                bash "$top/tests/guest/two-guests.sh" --client-dev pvrdma \
+                --server-dev pvrdma --log-dir "$build/two-guests/v10.2" \
+                --programs "$two_programs" 2>&1 |
+                sed 's/^two-guests: /two-guests-10.2: /' |
+                tee "$logdir/two-guests-10.2.log" | grep -E '^(not )?ok|^  #'
+            count two-guests-10.2 "$logdir/two-guests-10.2.log"
+        else
+            grep -E 'error' "$logdir/v10.2-build.log" | head -20 | sed 's/^/  /'
+            echo "v10.2: 0 passed, 1 failed (no build, see $logdir/v10.2-build.log)"
+            total_fail=$((total_fail + 1))
+            rows+=("v10.2 0 1 0 $((SECONDS - step_start))")
+        fi
         ;;
     fuzz)
         run_script fuzz '^(\[fuzz\] (FAIL|replay on)|executions:|crashes:|  /|coverage )' \
