@@ -69,6 +69,7 @@ fail=0
 say() { printf '[fuzz] %s\n' "$*"; }
 
 mkdir -p "$work" "$crashes" "$logs" "$prof"
+rm -f "$prof"/replay-*.profraw
 
 if [ "$do_build" = 1 ]; then
     bash "$top/scripts/build-fuzz.sh" "$top" "$build"
@@ -110,6 +111,8 @@ replay_inputs() {
     say "replaying ${#files[@]} committed inputs on $target"
     while [ ${#files[@]} -gt 0 ]; do
         rc=0
+        # Its line counters serve coverage() (one process per %p).
+        LLVM_PROFILE_FILE=$prof/replay-$target-%p.profraw \
         "$bin" --fuzz-target="$target" -timeout=60 \
             -artifact_prefix="$build/replay-" "${files[@]}" \
             > "$log.part" 2>&1 || rc=$?
@@ -191,13 +194,20 @@ fuzz() {
     fi
 }
 
-# Line coverage of hw/rdma reached by every input we have.
+# Line coverage of hw/rdma reached by every input we have.  A target whose
+# committed inputs were replayed in this run has their counters already
+# (replay-<target>-*.profraw): only this build's new inputs run again.
 coverage() {
     local data=$prof/cov.profdata t
-    local -a dirs=("$work" "$fz/seeds")
-    [ -d "$fz/corpus" ] && dirs+=("$fz/corpus")
+    local -a all=("$work" "$fz/seeds") dirs raws
+    [ -d "$fz/corpus" ] && all+=("$fz/corpus")
     rm -f "$prof"/cov-*.profraw
     for t in "${targets[@]}"; do
+        dirs=("${all[@]}")
+        if compgen -G "$prof/replay-$t-*.profraw" >/dev/null; then
+            dirs=("$work")
+            [ -n "$(ls -A "$work")" ] || continue
+        fi
         # Every input once, and leaks looked for at the end (a report
         # there costs the counters: run again without the check).
         if ! LLVM_PROFILE_FILE=$prof/cov-$t.profraw \
@@ -215,7 +225,14 @@ coverage() {
                 >> "$logs/coverage-$t.log" 2>&1 || return 0
         fi
     done
-    llvm-profdata-$llvm merge -o "$data" "$prof"/cov-*.profraw
+    mapfile -t raws < <(compgen -G "$prof/cov-*.profraw" || true
+                        compgen -G "$prof/replay-*.profraw" || true)
+    if [ ${#raws[@]} = 0 ] ||
+       ! llvm-profdata-$llvm merge -o "$data" "${raws[@]}"; then
+        say "FAIL no line counters to merge in $prof"
+        fail=$((fail + 1))
+        return 0
+    fi
     # The frames of the inputs must reach the device's RoCE port: once
     # none did (they were sent from the hub port to its missing peer),
     # and only the coverage of rdma_soft_port.c showed it.
