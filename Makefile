@@ -25,8 +25,9 @@
 #   make install    install QEMU with the device, rdmacm-mux (man page,
 #                   systemd unit template) and the docs under PREFIX
 #                   (/usr/local) in DESTDIR; make uninstall removes them
-#   make patches    the device as a git format-patch series against QEMU 10.0
-#                   in build/patches/series (for distributions and review)
+#   make patches AUTHOR="Name <address>"  the device as a git format-patch
+#                   series against QEMU 10.0 in build/patches/series (for
+#                   distributions and review), from and signed off by AUTHOR
 #
 #   QEMU_VERSION=10.2  (any target) the same on QEMU 10.2.2, in build/v10.2;
 #                   make check on 10.0 also runs lane v10.2 (10.2's build,

@@ -2,7 +2,10 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 """make patches: the device as a git format-patch series against QEMU 10.0.
 
-  make-patches.py PROJECT-DIR BUILD-DIR
+  AUTHOR="Name <address>" make-patches.py PROJECT-DIR BUILD-DIR
+
+AUTHOR is the identity of every patch (author, committer, Signed-off-by)
+and of the cover letter; there is no default.
 
 Unpacks the QEMU 10.0 source that scripts/qemu-tree.sh fetched (Debian's
 .orig.tar.xz: upstream without the firmware blobs) into a git repository
@@ -22,7 +25,7 @@ import subprocess
 import sys
 import glob
 
-AUTHOR = "pvrdma for modern QEMU <pvrdma@localhost>"
+AUTHOR_RE = re.compile(r"^([^<>@]*[^<>@\s])\s*<([^<>\s]+@[^<>\s]+)>$")
 
 # (subject, body, project paths, hook-patch rules: (file regex, text regex))
 COMMITS = [
@@ -155,7 +158,15 @@ def write_patch(hunks, path):
 
 def main():
     if len(sys.argv) != 3:
-        die("usage: make-patches.py PROJECT-DIR BUILD-DIR")
+        die("usage: AUTHOR=\"Name <address>\" make-patches.py PROJECT-DIR "
+            "BUILD-DIR")
+    author = os.environ.get("AUTHOR", "").strip()
+    m = AUTHOR_RE.match(author)
+    if not m:
+        die("say who signs the series: make patches AUTHOR=\"Your Name "
+            "<you@example.org>\" (%s)" % ("AUTHOR=%r is not \"Name "
+            "<address>\"" % author if author else "AUTHOR is not set"))
+    name, email = m.groups()
     top, build = map(os.path.abspath, sys.argv[1:])
     origs = sorted(glob.glob(os.path.join(build, "dl", "qemu_*.orig.tar.xz")))
     if not origs:
@@ -168,8 +179,7 @@ def main():
     os.makedirs(tree)
     say("unpacking %s" % os.path.basename(orig))
     run("tar", "-xJf", orig, "-C", tree, "--strip-components=1")
-    env = ["-c", "user.name=pvrdma for modern QEMU",
-           "-c", "user.email=pvrdma@localhost"]
+    env = ["-c", "user.name=" + name, "-c", "user.email=" + email]
     run("git", "init", "-q", cwd=tree)
     run("git", "add", "-A", cwd=tree)
     run("git", *env, "commit", "-q", "-m", "QEMU %s (base)" % version,
@@ -194,10 +204,10 @@ def main():
                 cwd=tree)
         run("git", "add", "-A", cwd=tree)
         run("git", *env, "commit", "-q", "-m", subject + "\n\n" + body +
-            "\n\nSigned-off-by: " + AUTHOR, cwd=tree)
+            "\n\nSigned-off-by: " + author, cwd=tree)
     os.makedirs(series)
-    run("git", "format-patch", "-q", "--cover-letter", "-o", series, "base",
-        cwd=tree)
+    run("git", *env, "format-patch", "-q", "--cover-letter", "-o", series,
+        "base", cwd=tree)
     cover = glob.glob(os.path.join(series, "0000-*"))[0]
     text = open(cover).read()
     text = text.replace("*** SUBJECT HERE ***",

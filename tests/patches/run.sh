@@ -19,13 +19,35 @@ tree=$build/patches-applied
 . "$top/tests/tap.sh"
 
 log=$build/patches.log
-if python3 "$top/scripts/make-patches.py" "$top" "$build" >"$log" 2>&1; then
+# No anonymous default: without AUTHOR, make patches says what to pass.
+if env -u AUTHOR python3 "$top/scripts/make-patches.py" "$top" "$build" >"$log" 2>&1 ||
+   ! grep -q 'AUTHOR="Your Name <you@example.org>"' "$log"; then
+    tap_result FAIL "make patches without AUTHOR refuses and says what to pass" "$log"
+else
+    tap_result OK "make patches without AUTHOR refuses: $(tail -n 1 "$log" | cut -c1-70)"
+fi
+# The lane's identity (a reserved domain); users give their own.
+author=${AUTHOR:-"pvrdma patches lane <patches-lane@pvrdma.invalid>"}
+if AUTHOR=$author python3 "$top/scripts/make-patches.py" "$top" "$build" >"$log" 2>&1; then
     tap_result OK "make patches: $(ls "$series" | wc -l) files in build/patches/series"
 else
     tap_result FAIL "make patches" "$log"
     tap_summary patches
     exit 0
 fi
+
+# One identity: every patch's From and Signed-off-by, the cover letter's From.
+ident=OK
+for p in "$series"/*.patch; do
+    grep -qxF "From: $author" "$p" || { echo "$p: From is not $author" >>"$log"; ident=FAIL; }
+    case ${p##*/} in
+    0000-*) ;;
+    *) [ "$(grep -c '^Signed-off-by: ' "$p")" = 1 ] &&
+           grep -qxF "Signed-off-by: $author" "$p" ||
+           { echo "$p: Signed-off-by is not only $author" >>"$log"; ident=FAIL; } ;;
+    esac
+done
+tap_result $ident "every patch and the cover letter from and signed off by $author" "$log"
 
 orig=$(ls "$build"/dl/qemu_*.orig.tar.xz | tail -n 1)
 rm -rf "$tree"
