@@ -80,7 +80,6 @@ struct PvrdmaState {
     dma_addr_t resp_slot;
     PvrdmaDevRing async_ring;
     PvrdmaDevRing cq_ring;
-    uint8_t gid_types;              /* the one the capabilities announce */
 
     RdmaResources rm;
     RdmaBackend *backend;
@@ -108,6 +107,7 @@ struct PvrdmaState {
 void pvrdma_notify(PvrdmaState *s, unsigned vector);
 void pvrdma_deferred(void *opaque);
 void pvrdma_reset_state(PvrdmaState *s);
+uint8_t pvrdma_gid_types(PvrdmaState *s);
 
 /* pvrdma_qp_ops.c */
 extern const RdmaFrontOps pvrdma_front_ops;

@@ -392,9 +392,10 @@ static int pvrdma_create_bind(PvrdmaState *s, const PvrdmaCmdReq *req,
     int ret;
 
     /* Only the GID type the capabilities announce. */
-    if (c->gid_type != s->gid_types) {
+    if (c->gid_type != pvrdma_gid_types(s)) {
         qemu_log_mask(LOG_GUEST_ERROR, "pvrdma: create_bind: GID type %u, "
-                      "device supports %u\n", c->gid_type, s->gid_types);
+                      "device supports %u\n", c->gid_type,
+                      pvrdma_gid_types(s));
         return -EINVAL;
     }
     ret = rdma_rm_add_gid(&s->rm, le32_to_cpu(c->index), c->new_gid,

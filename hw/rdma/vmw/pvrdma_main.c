@@ -163,7 +163,7 @@ static void pvrdma_link_timer(void *opaque)
 /* Device shared region */
 
 /* The one GID type the device announces (and CREATE_BIND accepts). */
-static uint8_t pvrdma_gid_types(PvrdmaState *s)
+uint8_t pvrdma_gid_types(PvrdmaState *s)
 {
     /* A driver older than version 18 only knows RoCE v1. */
     return s->driver_version < PVRDMA_VERSION_ROCEV2 ?
@@ -217,7 +217,7 @@ static void pvrdma_fill_caps(PvrdmaState *s, PvrdmaDeviceCaps *c)
     c->bmme_flags = l->max_fast_reg_pages ?
                     PVRDMA_BMME_FLAG_LOCAL_INV | PVRDMA_BMME_FLAG_REMOTE_INV |
                     PVRDMA_BMME_FLAG_FAST_REG_WR : 0;
-    c->gid_types = s->gid_types;
+    c->gid_types = pvrdma_gid_types(s);
     c->max_fast_reg_page_list_len = cpu_to_le32(l->max_fast_reg_pages);
 }
 
@@ -289,7 +289,6 @@ static void pvrdma_load_dsr(PvrdmaState *s)
     s->driver_version = version;
     s->cmd_slot = cmd_slot;
     s->resp_slot = resp_slot;
-    s->gid_types = pvrdma_gid_types(s);
     pvrdma_fill_caps(s, &caps);
     if (!rdma_dma_write(PCI_DEVICE(s), addr + offsetof(PvrdmaDsr, caps),
                         &caps, sizeof(caps))) {
@@ -1024,7 +1023,7 @@ static const char *pvrdma_gids_why(PvrdmaState *s)
 {
     for (uint32_t i = 0; i < s->rm.limits.gid_tbl_len; i++) {
         if (s->rm.gids[i].valid &&
-            (!s->dsr_loaded || s->rm.gids[i].type != s->gid_types)) {
+            (!s->dsr_loaded || s->rm.gids[i].type != pvrdma_gid_types(s))) {
             return "a GID of a type the device does not announce";
         }
     }
@@ -1036,9 +1035,6 @@ static int pvrdma_post_load(void *opaque, int version_id)
     PvrdmaState *s = opaque;
     const char *why = pvrdma_dsr_why(s);
 
-    if (!why && s->dsr_loaded) {
-        s->gid_types = pvrdma_gid_types(s);
-    }
     if (!why) {
         why = pvrdma_gids_why(s);
     }
