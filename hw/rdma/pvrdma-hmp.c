@@ -27,8 +27,12 @@ static void hmp_pvrdma_gids(Monitor *mon, PvrdmaGidEntryList *gids)
         if (g->has_host_index) {
             monitor_printf(mon, "  (host GID %u)", g->host_index);
         }
-        if (g->mux) {
-            monitor_printf(mon, "  rdmacm-mux: %s", g->mux);
+        if (g->has_mux) {
+            monitor_printf(mon, "  rdmacm-mux: %s",
+                           PvrdmaMuxState_str(g->mux));
+        }
+        if (g->mux_error) {
+            monitor_printf(mon, " (%s)", g->mux_error);
         }
         monitor_printf(mon, "\n");
     }
@@ -36,7 +40,8 @@ static void hmp_pvrdma_gids(Monitor *mon, PvrdmaGidEntryList *gids)
 
 static void hmp_pvrdma_one(Monitor *mon, PvrdmaInfo *info)
 {
-    monitor_printf(mon, "%s: backend %s", info->qom_path, info->backend);
+    monitor_printf(mon, "%s: backend %s", info->qom_path,
+                   PvrdmaBackend_str(info->backend));
     if (info->ibdev) {
         monitor_printf(mon, " (%s port %u)", info->ibdev, info->ibport);
     }
@@ -50,9 +55,9 @@ static void hmp_pvrdma_one(Monitor *mon, PvrdmaInfo *info)
         monitor_printf(mon, "no guest driver\n");
     }
     hmp_pvrdma_gids(mon, info->gids);
-    monitor_printf(mon, "  in use: %u UC, %u PD, %u CQ, %u QP, %u SRQ, %u MR"
-                   "\n", info->ucs, info->pds, info->cqs, info->qps,
-                   info->srqs, info->mrs);
+    monitor_printf(mon, "  in use: %u user contexts, %u PD, %u CQ, %u QP, "
+                   "%u SRQ, %u MR\n", info->user_contexts, info->pds,
+                   info->cqs, info->qps, info->srqs, info->mrs);
     monitor_printf(mon, "  MR pages: %" PRIu64 " of %" PRIu64 "\n",
                    info->mr_pages, info->mr_pages_max);
     if (info->roce) {

@@ -40,6 +40,14 @@ typedef struct RdmaBounds {
     uint32_t map_runs, map_runs_max, map_runs_per_mr;
 } RdmaBounds;
 
+/* What the agent that carries a GID's MADs said when the backend claimed it */
+typedef enum RdmaGidAgentState {
+    RDMA_GID_AGENT_HELD,
+    RDMA_GID_AGENT_PENDING,         /* asked, no answer yet */
+    RDMA_GID_AGENT_REFUSED,
+    RDMA_GID_AGENT_UNREGISTERED,    /* not connected when it was added */
+} RdmaGidAgentState;
+
 /* What a backend's own Ethernet port did (the soft backend's RoCE port). */
 typedef struct RdmaPortStats {
     uint64_t tx_frames;
@@ -94,9 +102,11 @@ typedef struct RdmaBackendOps {
     void (*destroy)(RdmaBackend *be);
     /*
      * Optional: what the agent that carries the GID's MADs (rdmacm-mux)
-     * said of guest GID @index, as text for query-pvrdma (g_free it).
+     * said of guest GID @index; when it refused the GID, *@why says why
+     * (static text, for a person).
      */
-    char *(*gid_agent_state)(RdmaBackend *be, uint32_t index);
+    RdmaGidAgentState (*gid_agent_state)(RdmaBackend *be, uint32_t index,
+                                         const char **why);
     /* Optional: how much of its host budgets the backend uses. */
     void (*bounds)(RdmaBackend *be, RdmaBounds *b);
     /*

@@ -20,6 +20,7 @@
 #include "qemu/host-utils.h"
 #include "hw/pci/pci_regs.h"
 #include "qobject/qnum.h"
+#include "qobject/qstring.h"
 #include "pvrdma-qtest.h"
 
 /*
@@ -1054,9 +1055,11 @@ static void test_qmp_gids_and_counts(void)
     Pv *pv = pv_probe();
     QDict *resp, *info, *g, *ev;
     QList *list;
-    uint32_t pd;
+    uint32_t pd, uc;
     uint64_t iid;
 
+    g_assert_cmpuint(create_uc(pv, (pv->uar.addr >> 12) + 1, &uc), ==,
+                     ERR_OK);
     g_assert_cmpuint(create_pd(pv, 0, &pd), ==, ERR_OK);
     g_assert_cmpuint(gid_bind_gid(pv, 3, gid), ==, ERR_OK);
     resp = qtest_qmp(pv->qts, "{'execute': 'query-pvrdma'}");
@@ -1071,6 +1074,11 @@ static void test_qmp_gids_and_counts(void)
                     PVRDMA_VERSION_QPHANDLE);
     g_assert_cmpint(qdict_get_int(info, "pds"), ==, 1);
     g_assert_cmpint(qdict_get_int(info, "qps"), ==, 0);
+    /* "ucs" was its name before QAPI review; "UC" is also a QP type. */
+    g_assert_cmpint(qdict_get_int(info, "user-contexts"), ==, 1);
+    g_assert_false(qdict_haskey(info, "ucs"));
+    /* The debug counters are there by default (-compat hides them). */
+    g_assert_true(qdict_haskey(info, "work-bytes-max"));
     g = query_gid(qdict_get_qlist(info, "gids"), 3);
     g_assert_nonnull(g);
     g_assert_cmpstr(qdict_get_str(g, "gid"), ==, "::ffff:10.0.2.15");
@@ -1125,11 +1133,142 @@ static void test_hmp_info(void)
                            PVRDMA_VERSION_QPHANDLE);
     g_assert_nonnull(strstr(after, want));
     g_assert_nonnull(strstr(after, "      3  ::ffff:10.0.2.15"));
-    g_assert_nonnull(strstr(after, "in use: 0 UC, 1 PD, 0 CQ, 0 QP, 0 SRQ, "
-                            "0 MR\r\n"));
+    g_assert_nonnull(strstr(after, "in use: 0 user contexts, 1 PD, 0 CQ, "
+                            "0 QP, 0 SRQ, 0 MR\r\n"));
     g_assert_nonnull(strstr(after, "MR pages: 0 of "));
     g_assert_cmpint(!!strstr(after, "host queue entries: "), ==,
                     pv_ibverbs());
+    pv_stop(pv);
+}
+
+/* The entity of query-qmp-schema's answer @schema named @name. */
+static QDict *schema_entity(QList *schema, const char *name)
+{
+    for (const QListEntry *e = qlist_first(schema); e; e = qlist_next(e)) {
+        QDict *d = qobject_to(QDict, qlist_entry_obj(e));
+
+        if (!strcmp(qdict_get_str(d, "name"), name)) {
+            return d;
+        }
+    }
+    g_error("query-qmp-schema has no entity %s", name);
+}
+
+/* Member @name of object type @obj (a schema entity), or NULL. */
+static QDict *schema_member(QDict *obj, const char *name)
+{
+    QList *members = qdict_get_qlist(obj, "members");
+
+    for (const QListEntry *e = qlist_first(members); e; e = qlist_next(e)) {
+        QDict *m = qobject_to(QDict, qlist_entry_obj(e));
+
+        if (!strcmp(qdict_get_str(m, "name"), name)) {
+            return m;
+        }
+    }
+    return NULL;
+}
+
+/* The values of the enum type of member @name of @obj, as "a,b,c". */
+static char *schema_enum_values(QList *schema, QDict *obj, const char *name)
+{
+    QDict *m = schema_member(obj, name);
+    QDict *t = schema_entity(schema, qdict_get_str(m, "type"));
+    GString *out = g_string_new("");
+    QList *values;
+
+    g_assert_cmpstr(qdict_get_str(t, "meta-type"), ==, "enum");
+    values = qdict_get_qlist(t, "members");
+    for (const QListEntry *e = qlist_first(values); e; e = qlist_next(e)) {
+        QDict *v = qobject_to(QDict, qlist_entry_obj(e));
+
+        g_string_append_printf(out, "%s%s", out->len ? "," : "",
+                               qdict_get_str(v, "name"));
+    }
+    return g_string_free(out, false);
+}
+
+/* Whether member @name of @obj has the feature "unstable". */
+static bool schema_unstable(QDict *obj, const char *name)
+{
+    QDict *m = schema_member(obj, name);
+
+    g_assert_nonnull(m);
+    if (!qdict_haskey(m, "features")) {
+        return false;
+    }
+    for (const QListEntry *e = qlist_first(qdict_get_qlist(m, "features"));
+         e; e = qlist_next(e)) {
+        QString *f = qobject_to(QString, qlist_entry_obj(e));
+
+        if (!strcmp(qstring_get_str(f), "unstable")) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/*
+ * query-pvrdma's schema as management reads it (query-qmp-schema): the
+ * backend and the rdmacm-mux state are enums, not free text, and exactly
+ * the debug counters are unstable.
+ */
+static void test_qmp_schema(void)
+{
+    static const char *const unstable[] = {
+        "host-queue-entries", "host-queue-entries-max", "map-runs",
+        "map-runs-max", "map-runs-per-mr", "work-bytes-max",
+    };
+    static const char *const stable[] = {
+        "qom-path", "backend", "gids", "pds", "cqs", "qps", "srqs", "mrs",
+        "user-contexts", "mr-pages", "mr-pages-max", "roce",
+    };
+    QTestState *qts = qtest_init("-M none");
+    QDict *resp = qtest_qmp(qts, "{'execute': 'query-qmp-schema'}");
+    QList *schema = qdict_get_qlist(resp, "return");
+    QDict *cmd = schema_entity(schema, "query-pvrdma");
+    QDict *list = schema_entity(schema, qdict_get_str(cmd, "ret-type"));
+    QDict *info = schema_entity(schema,
+                                qdict_get_str(list, "element-type"));
+    QDict *gids = schema_entity(schema, qdict_get_str(
+                                schema_member(info, "gids"), "type"));
+    QDict *gid = schema_entity(schema,
+                               qdict_get_str(gids, "element-type"));
+    g_autofree char *backends = schema_enum_values(schema, info, "backend");
+    g_autofree char *mux = schema_enum_values(schema, gid, "mux");
+
+    g_assert_cmpstr(backends, ==, "soft,ibverbs");
+    g_assert_cmpstr(mux, ==, "held,pending,refused,unregistered");
+    g_assert_cmpstr(qdict_get_str(schema_member(gid, "mux-error"), "type"),
+                    ==, "str");
+    for (int i = 0; i < ARRAY_SIZE(unstable); i++) {
+        g_assert_true(schema_unstable(info, unstable[i]));
+    }
+    for (int i = 0; i < ARRAY_SIZE(stable); i++) {
+        g_assert_false(schema_unstable(info, stable[i]));
+    }
+    g_assert_null(schema_member(info, "ucs"));
+    qobject_unref(resp);
+    qtest_quit(qts);
+}
+
+/*
+ * -compat unstable-output=hide: management that wants only the stable
+ * interface does not see the debug counters, and still sees the rest.
+ */
+static void test_qmp_unstable_hidden(void)
+{
+    Pv *pv = pv_start_args(" -compat unstable-output=hide");
+    QDict *resp = qtest_qmp(pv->qts, "{'execute': 'query-pvrdma'}");
+    QDict *info = qobject_to(QDict,
+                             qlist_peek(qdict_get_qlist(resp, "return")));
+
+    g_assert_true(qdict_haskey(info, "user-contexts"));
+    g_assert_true(qdict_haskey(info, "mr-pages-max"));
+    g_assert_false(qdict_haskey(info, "work-bytes-max"));
+    g_assert_false(qdict_haskey(info, "host-queue-entries"));
+    g_assert_false(qdict_haskey(info, "map-runs"));
+    qobject_unref(resp);
     pv_stop(pv);
 }
 
@@ -1388,7 +1527,10 @@ static void test_ibverbs_host_queue_budget(void)
     pv_stop(pv);
 }
 
-/* What rdmacm-mux said of guest GID @index (query-pvrdma), once known. */
+/*
+ * What rdmacm-mux said of guest GID @index (query-pvrdma), once known:
+ * its "mux" member, then ": " and its "mux-error" if it has one.
+ */
 static char *gid_mux_state(Pv *pv, uint32_t index)
 {
     for (int tries = 0; tries < 500; tries++) {
@@ -1396,9 +1538,14 @@ static char *gid_mux_state(Pv *pv, uint32_t index)
         QDict *info = qobject_to(QDict,
                                  qlist_peek(qdict_get_qlist(resp, "return")));
         QDict *g = query_gid(qdict_get_qlist(info, "gids"), index);
-        char *st = g && qdict_haskey(g, "mux") ?
-                   g_strdup(qdict_get_str(g, "mux")) : NULL;
+        char *st = NULL;
 
+        if (g && qdict_haskey(g, "mux")) {
+            st = qdict_haskey(g, "mux-error") ?
+                 g_strdup_printf("%s: %s", qdict_get_str(g, "mux"),
+                                 qdict_get_str(g, "mux-error")) :
+                 g_strdup(qdict_get_str(g, "mux"));
+        }
         qobject_unref(resp);
         if (!st || strcmp(st, "pending")) {
             return st;
@@ -1432,7 +1579,7 @@ static void test_ibverbs_gid_held_elsewhere(void)
     g_assert_cmpstr(held, ==, "held");
     g_assert_cmpuint(gid_bind_gid(b, 3, gid), ==, ERR_OK);
     refused = gid_mux_state(b, 3);
-    g_assert_cmpstr(refused, ==, "refused: Address already in use");
+    g_assert_cmpstr(refused, ==, "refused: another client holds it");
     g_assert_cmpuint(gid_unbind_gid(a, 3, gid), ==, ERR_OK);
     for (int tries = 0; tries < 50; tries++) {
         g_free(later);
@@ -1832,6 +1979,8 @@ int main(int argc, char **argv)
     qtest_add_func("/pvrdma/order/hot-unplug", test_order_hot_unplug);
     qtest_add_func("/pvrdma/order/doorbells", test_order_doorbells);
     qtest_add_func("/pvrdma/qmp/gids-and-counts", test_qmp_gids_and_counts);
+    qtest_add_func("/pvrdma/qmp/schema", test_qmp_schema);
+    qtest_add_func("/pvrdma/qmp/unstable-hidden", test_qmp_unstable_hidden);
     qtest_add_func("/pvrdma/hmp/info", test_hmp_info);
     qtest_add_func("/pvrdma/regression/gid-replace-announces-removal",
                    test_gid_replace_announces_removal);

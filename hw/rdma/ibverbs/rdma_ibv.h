@@ -170,7 +170,8 @@ bool rdma_ibv_mad_init(RdmaIbv *ibv, CharFrontend *chr, Error **errp);
 void rdma_ibv_mad_fini(RdmaIbv *ibv);
 void rdma_ibv_mad_gid(RdmaIbv *ibv, uint32_t index, const uint8_t *gid,
                       bool add);
-char *rdma_ibv_mad_gid_state(RdmaBackend *be, uint32_t index);
+RdmaGidAgentState rdma_ibv_mad_gid_state(RdmaBackend *be, uint32_t index,
+                                         const char **why);
 void rdma_ibv_mad_send(RdmaIbv *ibv, RdmaQp *qp, const RdmaSendWr *wr);
 
 #endif

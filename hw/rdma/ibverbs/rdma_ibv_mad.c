@@ -106,7 +106,23 @@ void rdma_ibv_mad_gid(RdmaIbv *ibv, uint32_t index, const uint8_t *gid,
     }
 }
 
-char *rdma_ibv_mad_gid_state(RdmaBackend *be, uint32_t index)
+/* Why rdmacm-mux refused a GID (its REGISTER's negative errno @err). */
+static const char *rdma_ibv_mad_refusal(int err)
+{
+    switch (err) {
+    case -EADDRINUSE:
+        return "another client holds it";
+    case -EACCES:
+        return "not allowed for this QEMU's user (--allow-gids)";
+    case -ENOSPC:
+        return "this client holds as many GIDs as it may";
+    default:
+        return strerror(-err);
+    }
+}
+
+RdmaGidAgentState rdma_ibv_mad_gid_state(RdmaBackend *be, uint32_t index,
+                                         const char **why)
 {
     RdmaIbv *ibv = rdma_ibv(be);
     int st = index < ARRAY_SIZE(ibv->mux_state) ? ibv->mux_state[index]
@@ -114,13 +130,14 @@ char *rdma_ibv_mad_gid_state(RdmaBackend *be, uint32_t index)
 
     switch (st) {
     case RDMA_IBV_MUX_HELD:
-        return g_strdup("held");
+        return RDMA_GID_AGENT_HELD;
     case RDMA_IBV_MUX_PENDING:
-        return g_strdup("pending");
+        return RDMA_GID_AGENT_PENDING;
     case RDMA_IBV_MUX_OFFLINE:
-        return g_strdup("not registered (rdmacm-mux not connected)");
+        return RDMA_GID_AGENT_UNREGISTERED;
     default:
-        return g_strdup_printf("refused: %s", strerror(-st));
+        *why = rdma_ibv_mad_refusal(st);
+        return RDMA_GID_AGENT_REFUSED;
     }
 }
 
@@ -155,9 +172,7 @@ static void rdma_ibv_mad_reply(RdmaIbv *ibv, uint32_t seq, int status)
             inet_ntop(AF_INET6, rm->gids[i].gid, text, sizeof(text));
             qemu_log_mask(LOG_GUEST_ERROR, "pvrdma: %s: rdmacm-mux refused "
                           "GID %u (%s): %s\n", ibv->ibdev, i, text,
-                          status == -EADDRINUSE ? "another client holds it" :
-                          status == -EACCES ? "not allowed for this QEMU's "
-                          "user (--allow-gids)" : strerror(-status));
+                          rdma_ibv_mad_refusal(status));
         }
         return;
     }

@@ -13,6 +13,7 @@
 #include "qapi/error.h"
 #include "qapi/qapi-commands-pvrdma.h"
 #include "qapi/qapi-events-pvrdma.h"
+#include "qapi/util.h"
 #include "qemu/sockets.h"
 #include "qemu/timer.h"
 #include "pvrdma.h"
@@ -161,6 +162,29 @@ static void pvrdma_roce_info(PvrdmaState *s, PvrdmaInfo *info)
     r->duplicates = st.duplicates;
 }
 
+/* What rdmacm-mux said of guest GID @index, if the backend claims GIDs. */
+static void pvrdma_gid_mux(PvrdmaState *s, uint32_t index, PvrdmaGidEntry *g)
+{
+    static const PvrdmaMuxState qapi_state[] = {
+        [RDMA_GID_AGENT_HELD] = PVRDMA_MUX_STATE_HELD,
+        [RDMA_GID_AGENT_PENDING] = PVRDMA_MUX_STATE_PENDING,
+        [RDMA_GID_AGENT_REFUSED] = PVRDMA_MUX_STATE_REFUSED,
+        [RDMA_GID_AGENT_UNREGISTERED] = PVRDMA_MUX_STATE_UNREGISTERED,
+    };
+    const char *why = NULL;
+    RdmaGidAgentState st;
+
+    if (!s->backend->ops->gid_agent_state) {
+        return;
+    }
+    st = s->backend->ops->gid_agent_state(s->backend, index, &why);
+    g->has_mux = true;
+    g->mux = qapi_state[st];
+    if (st == RDMA_GID_AGENT_REFUSED) {
+        g->mux_error = g_strdup(why);
+    }
+}
+
 static PvrdmaInfo *pvrdma_info(PvrdmaState *s)
 {
     PvrdmaInfo *info = g_new0(PvrdmaInfo, 1);
@@ -168,7 +192,9 @@ static PvrdmaInfo *pvrdma_info(PvrdmaState *s)
     PvrdmaGidEntryList **tail = &info->gids;
 
     info->qom_path = object_get_canonical_path(OBJECT(s));
-    info->backend = g_strdup(s->backend->ops->name);
+    /* A backend's name is its value of PvrdmaBackend. */
+    info->backend = qapi_enum_parse(&PvrdmaBackend_lookup,
+                                    s->backend->ops->name, -1, &error_abort);
     if (s->params.ibdev) {
         info->ibdev = g_strdup(s->params.ibdev);
         info->has_ibport = true;
@@ -194,9 +220,7 @@ static PvrdmaInfo *pvrdma_info(PvrdmaState *s)
             g->has_host_index = h >= 0;
             g->host_index = h >= 0 ? h : 0;
         }
-        if (s->backend->ops->gid_agent_state) {
-            g->mux = s->backend->ops->gid_agent_state(s->backend, i);
-        }
+        pvrdma_gid_mux(s, i, g);
         QAPI_LIST_APPEND(tail, g);
     }
     info->pds = rm->tables[RDMA_RES_PD].used;
@@ -204,7 +228,7 @@ static PvrdmaInfo *pvrdma_info(PvrdmaState *s)
     info->qps = rm->tables[RDMA_RES_QP].used;
     info->srqs = rm->tables[RDMA_RES_SRQ].used;
     info->mrs = rm->tables[RDMA_RES_MR].used;
-    info->ucs = rm->tables[RDMA_RES_UC].used;
+    info->user_contexts = rm->tables[RDMA_RES_UC].used;
     info->mr_pages = rm->mr_pages_total;
     info->mr_pages_max = rm->limits.max_mr_pages_total;
     info->work_bytes_max = rm->entry_bytes_max;
