@@ -13,21 +13,17 @@
 #define HW_RDMA_RDMA_UTILS_H
 
 #include "hw/pci/pci_device.h"
+#include "rdma_compat.h"
 
 /*
  * QEMU builds with -ftrivial-auto-var-init=zero, which clears every local
  * on entry.  For the few large locals of a hot path that are always
  * written before they are read (a WQE fetched from the ring, a scatter
  * list, a packet), clearing them is most of what the path costs: they
- * are marked with this.  Nothing else is.  GCC has the attribute from 12
- * on (older compilers only warn, an error with --enable-werror), hence
- * the guard, as QEMU 10.1's QEMU_UNINITIALIZED has it.
+ * are marked with this.  Nothing else is.  QEMU_UNINITIALIZED is QEMU
+ * 10.1's (rdma_compat.h has it on 10.0).
  */
-#if __has_attribute(uninitialized)
-#define RDMA_UNINIT         __attribute__((uninitialized))
-#else
-#define RDMA_UNINIT
-#endif
+#define RDMA_UNINIT         QEMU_UNINITIALIZED
 
 #define RDMA_PAGE_SIZE      4096
 #define RDMA_PAGE_SHIFT     12
