@@ -13,7 +13,8 @@
 #
 # Regenerate pvrdma-hammer-boot.h after a change (binutils, xxd):
 #   as --32 -o /tmp/hb.o pvrdma-hammer-boot.S &&
-#   ld -m elf_i386 -Ttext=0xf0000 -e start --oformat=binary -o /tmp/hb.bin /tmp/hb.o &&
+#   ld -m elf_i386 -Ttext=0xf0000 -e start --oformat=binary \
+#      -o /tmp/hb.bin /tmp/hb.o &&
 #   (printf '/*\n * %s: %s\n' SPDX-License-Identifier GPL-2.0-or-later;
 #    printf ' * Generated from pvrdma-hammer-boot.S: see there.\n */\n';
 #    echo 'static const unsigned char pvrdma_hammer_boot[] = {';

@@ -430,7 +430,7 @@ static void test_vma_limit_undone(void)
         g_test_skip("no /proc/sys/vm/max_map_count");
         return;
     }
-    limit = strtoul(s, NULL, 10);
+    limit = g_ascii_strtoull(s, NULL, 10);
     if (limit > 1u << 20) {
         g_test_skip("vm.max_map_count too large to reach in a test");
         return;

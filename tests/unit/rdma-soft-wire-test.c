@@ -551,7 +551,7 @@ static void test_crc32(void)
                 uint32_t want = crc32(starts[s], buf + off, len);
 
                 if (rdma_soft_crc32(starts[s], buf + off, len) != want) {
-                    g_test_message("len %zu offset %zu start %#x", len, off,
+                    g_test_message("len %zu offset %zu start 0x%x", len, off,
                                    starts[s]);
                     g_assert_cmphex(rdma_soft_crc32(starts[s], buf + off,
                                                     len), ==, want);
