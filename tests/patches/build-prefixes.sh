@@ -1,0 +1,121 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+#
+# Every prefix of the series builds.  The tree that tests/patches/run.sh
+# applied the series to (<build-dir>/patches-applied, whose commits are the
+# series) is cloned to <build-dir>/patches-prefixes/src and configured once
+# in <build-dir>/patches-prefixes/build as scripts/build-qemu.sh configures
+# (with -Werror); then, for the base and each patch in order: git checkout,
+# and ninja of qemu-system-x86_64 and of every pvrdma test, unit test and
+# rdmacm-mux the tree has at that point.  ccache is used when installed;
+# the build directory is kept, so a second run rebuilds only what the
+# patches change.
+#
+# The device set is configs/devices/x86_64-softmmu/pvrdma.mak, which the
+# series does not carry (a test build's choice): it is written into the
+# tree, untracked, without CONFIG_PVRDMA while the tree has no
+# hw/rdma/Kconfig.
+#
+#   build-prefixes.sh <project-dir> <build-dir>
+# Prints "ok N <patch> (S s)" / "not ok N <patch>" per commit (the base is
+# 0) with the end of ninja's output on a failure, and returns 0 only if
+# every prefix built.
+set -uo pipefail
+
+top=$(cd "$1" && pwd)
+build=$(cd "$2" && pwd)
+applied=$build/patches-applied
+dir=$build/patches-prefixes
+src=$dir/src
+out=$dir/build
+mak=configs/devices/x86_64-softmmu/pvrdma.mak
+
+say() { printf '[prefixes] %s\n' "$*" >&2; }
+
+[ -d "$applied/.git" ] || { echo "not ok 1 no applied series in $applied"; exit 1; }
+[ -x /usr/lib/ccache/cc ] && export PATH=/usr/lib/ccache:$PATH
+
+mkdir -p "$dir"
+if [ ! -d "$src/.git" ]; then
+    git clone -q "$applied" "$src" || { echo "not ok 1 git clone $applied"; exit 1; }
+fi
+# The series of this run (a new make patches gives new commits).
+git -C "$src" fetch -q "$applied" +HEAD:refs/heads/series ||
+    { echo "not ok 1 git fetch $applied"; exit 1; }
+mapfile -t commits < <(git -C "$src" rev-list --reverse series)
+
+# Configure once, at the base, with the options of scripts/build-qemu.sh.
+opts=(
+    --target-list=x86_64-softmmu
+    --python=/usr/bin/python3
+    --without-default-features
+    --without-default-devices
+    --with-devices-x86_64=pvrdma
+    --enable-tcg --enable-kvm --enable-slirp --enable-rdma
+    --enable-attr --enable-virtfs
+    --disable-docs --disable-install-blobs --disable-download
+    --enable-werror
+)
+
+device_set() {
+    if [ -e "$src/hw/rdma/Kconfig" ]; then
+        cat "$top/$mak"
+    else
+        grep -v '^CONFIG_PVRDMA=' "$top/$mak"
+    fi
+}
+
+# What ninja builds at this prefix: the emulator and the tests it has.
+targets() {
+    local t all
+    all=$(ninja -C "$out" -t targets all 2>/dev/null | cut -d: -f1)
+    echo qemu-system-x86_64
+    for t in "$src"/tests/qtest/pvrdma-*-test.c "$src"/tests/unit/rdma-*-test.c; do
+        [ -e "$t" ] || continue
+        t=${t#"$src"/}
+        t=${t%.c}
+        grep -qx "$t" <<<"$all" && echo "$t"
+    done
+    grep -qx contrib/rdmacm-mux/rdmacm-mux <<<"$all" &&
+        echo contrib/rdmacm-mux/rdmacm-mux
+    true
+}
+
+n=0 failed=0
+for c in "${commits[@]}"; do
+    subject=$(git -C "$src" log -1 --format=%s "$c")
+    label=$(printf '%04d %s' "$n" "$subject")
+    n=$((n + 1))
+    start=$SECONDS
+    log=$dir/prefix-$((n - 1)).log
+    if ! git -C "$src" checkout -q -f "$c" >"$log" 2>&1; then
+        echo "not ok $n $label: git checkout"
+        failed=$((failed + 1))
+        continue
+    fi
+    new=$(device_set)
+    [ "$new" = "$(cat "$src/$mak" 2>/dev/null)" ] || printf '%s\n' "$new" >"$src/$mak"
+    if [ ! -e "$out/build.ninja" ]; then
+        say "configuring in $out"
+        mkdir -p "$out"
+        (cd "$out" && "$src/configure" "${opts[@]}") >>"$log" 2>&1 || {
+            echo "not ok $n $label: configure"
+            tail -n 20 "$log" | sed 's/^/  # /'
+            failed=$((failed + 1))
+            break
+        }
+    fi
+    # A first ninja run lets meson regenerate, so that targets() sees the
+    # prefix's test targets.
+    if ninja -j2 -C "$out" build.ninja >>"$log" 2>&1 &&
+       mapfile -t tg < <(targets) &&
+       ninja -j2 -C "$out" "${tg[@]}" >>"$log" 2>&1; then
+        echo "ok $n $label ($((SECONDS - start)) s: ${tg[*]})"
+    else
+        echo "not ok $n $label ($((SECONDS - start)) s)"
+        grep -v 'WARNING: Source item' "$log" |
+            grep -E -A8 'error|FAILED' | head -n 30 | sed 's/^/  # /'
+        failed=$((failed + 1))
+    fi
+done
+[ "$failed" = 0 ]
