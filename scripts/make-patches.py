@@ -151,14 +151,18 @@ DEVICE = [
       "the commands (a table with each command's response size), the\n"
       "doorbells (a lockless region: a busy-polling program writes one on\n"
       "every empty poll) and the work requests.  Every guest field is\n"
-      "converted and checked where it enters the device.\n\n"
+      "converted and checked where it enters the device.  A unit test\n"
+      "checks the structures and constants that the guest's user space\n"
+      "shares with the device against Linux's <rdma/vmw_pvrdma-abi.h>.\n\n"
       "The device is on by default where PCI devices are.  It has no\n"
       "backend yet, so realize fails saying so, and it does not migrate.",
       files=["hw/rdma/vmw/pvrdma.h", "hw/rdma/vmw/pvrdma_abi.h",
              "hw/rdma/vmw/pvrdma_cmd.c", "hw/rdma/vmw/pvrdma_dev_ring.c",
              "hw/rdma/vmw/pvrdma_dev_ring.h", "hw/rdma/vmw/pvrdma_main.c",
              "hw/rdma/vmw/pvrdma_qp_ops.c", "hw/rdma/vmw/trace-events",
-             "hw/rdma/vmw/trace.h"]),
+             "hw/rdma/vmw/trace.h", "tests/unit/pvrdma-abi-list.h",
+             "tests/unit/pvrdma-abi-test.c", "tests/unit/pvrdma-abi-uapi.c",
+             "tests/unit/pvrdma-abi.h"]),
     P("wire", "hw/rdma/soft: RoCE v2 packets and frames, with unit tests",
       "The soft backend's wire format: the IB transport opcodes and their\n"
       "headers, packets to Ethernet/IPv4/IPv6/UDP frames and back with the\n"
@@ -267,7 +271,7 @@ DEVICE = [
 # This project's files that the series carries (whole trees) and those it
 # leaves out (the project's own test drivers and recorded captures).
 OURS = ["hw/rdma", "contrib/rdmacm-mux", "qapi/pvrdma.json",
-        "tests/qtest/pvrdma-*", "tests/unit/*.c",
+        "tests/qtest/pvrdma-*", "tests/unit/*.[ch]",
         "docs/system/devices/pvrdma.rst"]
 
 # Prefix versions: until the commit UNTIL, FILE reads with OLD (a text, or
@@ -322,7 +326,8 @@ MAINTAINERS = [
     ("PVRDMA (paravirtual RDMA device)", [
         "docs/system/devices/pvrdma.rst", "hw/rdma/Kconfig",
         "hw/rdma/meson.build", "hw/rdma/rdma_*", "hw/rdma/trace*",
-        "hw/rdma/vmw/", "hw/rdma/pvrdma-stub.c", "qapi/pvrdma.json",
+        "hw/rdma/vmw/", "tests/unit/pvrdma-abi*", "hw/rdma/pvrdma-stub.c",
+        "qapi/pvrdma.json",
         "hw/rdma/pvrdma-hmp.c", "tests/qtest/pvrdma-qtest.*",
         "tests/qtest/pvrdma-test.c", "tests/qtest/pvrdma-datapath-test.c",
         "tests/qtest/pvrdma-dp.*", "tests/qtest/pvrdma-hammer-boot.*",
@@ -343,13 +348,22 @@ MAINTAINERS = [
 ]
 
 # tests/unit/meson.build: the unit tests of the series, each with the
-# sources it tests (under hw/rdma).
+# condition it builds on (besides the device) and what it needs besides
+# its own .c (meson expressions).
+HW_RDMA = "meson.project_source_root() / 'hw/rdma/%s'"
+INCLUDE = ("declare_dependency(include_directories:\n"
+           "  include_directories('../../hw/rdma/%s'))")
 UNIT_TESTS = [
-    ("rdma-soft-opcode-test", "soft", ["soft/rdma_soft_opcode.c"]),
-    ("rdma-soft-wire-test", "soft", ["soft/rdma_soft_wire.c",
-                                     "soft/rdma_soft_crc.c",
-                                     "soft/rdma_soft_opcode.c"]),
-    ("rdma-ibv-map-test", "ibverbs", ["ibverbs/rdma_ibv_map.c"]),
+    ("pvrdma-abi-test",
+     "host_os == 'linux' and cc.has_header('rdma/vmw_pvrdma-abi.h')",
+     ["'pvrdma-abi-uapi.c'"]),
+    ("rdma-soft-opcode-test", None,
+     [INCLUDE % "soft", HW_RDMA % "soft/rdma_soft_opcode.c"]),
+    ("rdma-soft-wire-test", None,
+     [INCLUDE % "soft", "zlib", HW_RDMA % "soft/rdma_soft_wire.c",
+      HW_RDMA % "soft/rdma_soft_crc.c", HW_RDMA % "soft/rdma_soft_opcode.c"]),
+    ("rdma-ibv-map-test", "host_os == 'linux'",
+     [INCLUDE % "ibverbs", HW_RDMA % "ibverbs/rdma_ibv_map.c"]),
 ]
 
 REMOVED_NOTE = (
@@ -591,27 +605,16 @@ def unit_meson(text, present):
     tests = [t for t in UNIT_TESTS if "tests/unit/%s.c" % t[0] in present]
     if not tests:
         return text
-    block = ("# pvrdma: modules of hw/rdma that need nothing of QEMU but "
-             "its utilities\n"
+    block = ("# pvrdma: the guest ABI, and modules of hw/rdma that need nothing "
+             "of QEMU\n# but its utilities\n"
              "if config_all_devices.has_key('CONFIG_PVRDMA')\n")
-    for name, sub, srcs in tests:
-        guard = sub == "ibverbs"
-        ind = "    " if guard else "  "
-        if guard:
-            block += "  if host_os == 'linux'\n"
-        block += ind + "tests += {\n"
-        block += ind + "  '%s': [\n" % name
-        block += (ind + "    declare_dependency(include_directories:\n" +
-                  ind + "      include_directories('../../hw/rdma/%s')),\n"
-                  % sub)
-        if name == "rdma-soft-wire-test":
-            block += ind + "    zlib,\n"
-        for s in srcs:
-            block += (ind + "    meson.project_source_root() / "
-                      "'hw/rdma/%s',\n" % s)
-        block += ind + "  ],\n" + ind + "}\n"
-        if guard:
-            block += "  endif\n"
+    for name, cond, extra in tests:
+        ind = "    " if cond else "  "
+        body = "".join("%s    %s,\n" % (ind, e.replace("\n", "\n" + ind + "    "))
+                       for e in extra)
+        entry = "%stests += {\n%s  '%s': [\n%s%s  ],\n%s}\n" % (
+            ind, ind, name, body, ind, ind)
+        block += ("  if %s\n%s  endif\n" % (cond, entry)) if cond else entry
     block += "endif\n\n"
     anchor = "if have_ga and host_os == 'linux'\n"
     if text.count(anchor) != 1:
@@ -641,6 +644,13 @@ def cover_letter(path, version, commits, author):
         "RoCE v2 NIC.  The default backend is a software RDMA engine built\n"
         "into QEMU (no RDMA hardware, no host setup, live migration with RDMA\n"
         "programs running); ibdev= puts the guest on a host RDMA device.\n\n"
+        "What is new since the removal: the old device needed a host RDMA\n"
+        "device and mapped guest memory regions a page at a time; this one\n"
+        "runs anywhere QEMU does, validates every guest value where it\n"
+        "enters the device, has its guest ABI checked against Linux's\n"
+        "headers, migrates, and comes with qtests of every command and error\n"
+        "path (its project also fuzzes it and tests it with the unmodified\n"
+        "driver in guests).\n\n"
         "Patches 1-%d prepare QEMU %s:\n%s\n"
         "The device follows, documentation first, in parts that each build\n"
         "(every prefix of the series is built by the project's patches lane):\n"
