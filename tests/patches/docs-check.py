@@ -86,6 +86,8 @@ if docutils:
 
 for b in bad:
     print(b)
-print("docs-check: %s" % ("%d findings" % len(bad) if bad else
-                          "pvrdma.rst agrees with docs/pvrdma.txt"))
+print("docs-check: %s%s" % ("%d findings" % len(bad) if bad else
+                            "pvrdma.rst agrees with docs/pvrdma.txt",
+                            "" if docutils else
+                            " (no docutils: the page was not parsed)"))
 sys.exit(1 if bad else 0)
