@@ -20,16 +20,10 @@
 #   call_rcu thread (util/rcu.c's atfork handler) and the child's new CPU
 #   gets an index still in the plugin table; the static build has no plugins.
 # * The <arch> libraries QEMU needs (glib, zlib) are not installed with
-#   multiarch (dpkg --add-architecture): bookworm is LTS now, and
-#   bookworm-security carries amd64 arm64 armhf i386 ppc64el only, so the
-#   amd64 Multi-Arch: same libraries (libpcre2-8-0, linux-libc-dev, libssl3,
-#   ...) are newer than any s390x build of them and the :s390x -dev packages
-#   cannot be co-installed.  A foreign architecture in dpkg also makes every
-#   later system "apt-get update" fetch (and, when the mirror is mid-sync,
-#   fail on) its indexes, which scripts/apt-setup.sh treats as fatal.
-#   Instead: a private apt state (<build-dir>/hosts-<arch>/apt, bookworm
-#   indexes for <arch> only) downloads the .debs with "apt-get download",
-#   and dpkg-deb -x unpacks them into <build-dir>/hosts-<arch>/sysroot.
+#   multiarch (dpkg --add-architecture; scripts/apt-foreign.sh says why):
+#   a private apt state (<build-dir>/hosts-<arch>/apt, bookworm indexes for
+#   <arch> only) downloads the .debs with "apt-get download", and
+#   dpkg-deb -x unpacks them into <build-dir>/hosts-<arch>/sysroot.
 # * pkg-config is a wrapper that points at the sysroot; the binaries carry
 #   an RPATH to the sysroot (and, on i386, the cross libc's dynamic linker),
 #   so they run without LD_LIBRARY_PATH.
@@ -51,6 +45,8 @@ hosts=$build/hosts-$arch
 out=$hosts/qemu
 sysroot=$hosts/sysroot
 lane=hosts-$arch
+# shellcheck source=apt-foreign.sh
+. "$top/scripts/apt-foreign.sh"
 
 say() { printf '[%s] %s\n' "$lane" "$*"; }
 die() { printf '[%s] error: %s\n' "$lane" "$*" >&2; exit 1; }
@@ -89,52 +85,14 @@ install_host_packages() {
         { tail -20 "$hosts/apt-install.log" >&2; die "could not install ${host_pkgs[*]}"; }
 }
 
-# A private apt for the <arch> archive: its own lists, cache and (empty)
-# status; the system's apt configuration and dpkg are not touched.
-apt_private=()
-setup_private_apt() {
-    local d=$hosts/apt
-    mkdir -p "$d/lists/partial" "$d/cache/archives/partial" "$d/debs"
-    [ -e "$d/status" ] || : > "$d/status"
-    # The machine's Debian archive; its security suite beside it
-    # (deb.debian.org/debian -> deb.debian.org/debian-security).
-    local uri
-    uri=$(bash "$top/scripts/apt-setup.sh" --debian-uri)
-    [ -n "$uri" ] || die "no Debian archive found in /etc/apt/sources*"
-    cat > "$d/sources.sources" <<EOF
-Types: deb
-URIs: $uri
-Suites: bookworm bookworm-updates
-Components: main
-Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
-
-Types: deb
-URIs: ${uri%/}-security
-Suites: bookworm-security
-Components: main
-Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
-EOF
-    apt_private=(-o "APT::Architecture=$arch" -o "APT::Architectures::=$arch"
-                 -o "Dir::State::Lists=$d/lists" -o "Dir::State::status=$d/status"
-                 -o "Dir::Cache=$d/cache" -o "Dir::Etc::SourceList=$d/sources.sources"
-                 -o "Dir::Etc::SourceParts=/nonexistent" -o "APT::Sandbox::User=root")
-}
-
 make_sysroot() {
     local stamp=$sysroot/.pvrdma-sysroot want
     want="${sysroot_pkgs[*]}"
     [ "$(cat "$stamp" 2>/dev/null)" = "$want" ] && return 0
-    setup_private_apt
-    local d=$hosts/apt f l t
+    local d=$hosts/apt f
     say "fetching the $arch libraries: ${sysroot_pkgs[*]}"
-    # A partly failed update (a mirror mid-sync) is fine as long as the
-    # packages resolve.
-    apt-get "${apt_private[@]}" update > "$d/update.log" 2>&1 ||
-        say "apt-get update for $arch reported errors (see $d/update.log); going on"
-    rm -f "$d"/debs/*.deb
-    (cd "$d/debs" && apt-get "${apt_private[@]}" download "${sysroot_pkgs[@]}") \
-        > "$d/download.log" 2>&1 ||
-        { tail -20 "$d/download.log" >&2; die "apt-get download for $arch failed"; }
+    foreign_apt_setup "$top" "$d" "$arch" || die "no private apt for $arch"
+    foreign_apt_download "$d/debs" "${sysroot_pkgs[@]}" || die "apt-get download for $arch failed"
     rm -rf "$sysroot"
     mkdir -p "$sysroot"
     for f in "$d"/debs/*.deb; do

@@ -3,8 +3,10 @@
 #
 # Configure (once) and build QEMU with the pvrdma device in <build-dir>.
 #   build-qemu.sh <project-dir> <build-dir> [asan]
-# The asan flavour is the same build with AddressSanitizer, LeakSanitizer
-# and UndefinedBehaviorSanitizer, used to run the qtests.  ccache is used when installed.
+# The plain flavour also builds qemu-system-aarch64 (-M virt with the
+# device: the arm64 guest of lane arm64).  The asan flavour is the x86_64
+# build with AddressSanitizer, LeakSanitizer and UndefinedBehaviorSanitizer,
+# used to run the qtests.  ccache is used when installed.
 # QEMU_SRC: the source tree (default build/qemu-src).
 set -euo pipefail
 
@@ -19,13 +21,22 @@ die() { printf '[build] error: %s\n' "$*" >&2; exit 1; }
 
 [ -x /usr/lib/ccache/cc ] && export PATH=/usr/lib/ccache:$PATH
 
-opts=(
-    --target-list=x86_64-softmmu
+targets=(qemu-system-x86_64)
+# QEMU_AARCH64_BUILD=0: the plain flavour without qemu-system-aarch64 (make
+# check's v10.2 lane, which boots no arm64 guest)
+if [ "$flavour" = asan ] || [ "${QEMU_AARCH64_BUILD:-1}" = 0 ]; then
+    opts=(--target-list=x86_64-softmmu)
+else
+    opts=(--target-list=x86_64-softmmu,aarch64-softmmu
+          --with-devices-aarch64=pvrdma --enable-fdt=system)
+    targets+=(qemu-system-aarch64)
+fi
+opts+=(
     --python=/usr/bin/python3
     --without-default-features
     --without-default-devices
     --with-devices-x86_64=pvrdma
-    --enable-tcg --enable-kvm --enable-slirp --enable-rdma
+    --enable-tcg --enable-kvm --enable-slirp --enable-rdma --enable-rdmacm-mux
     --enable-attr --enable-virtfs
     --disable-docs --disable-install-blobs --disable-download
     --disable-werror
@@ -47,7 +58,7 @@ if [ ! -e "$out/build.ninja" ]; then
         { tail -30 "$out/configure.log" >&2; die "configure failed, see $out/configure.log"; }
     echo "${opts[*]}" > "$optstamp"
 fi
-say "building qemu-system-x86_64 and the pvrdma qtests ($flavour)"
+say "building ${targets[*]} and the pvrdma qtests ($flavour)"
 start=$(date +%s)
 # Progress every 30 s while ninja works (a cold build takes minutes):
 # its last "[done/total]" line.
@@ -59,7 +70,7 @@ start=$(date +%s)
 ) &
 ticker=$!
 trap 'kill $ticker 2>/dev/null || true' EXIT
-if ! ninja -C "$out" qemu-system-x86_64 tests/qtest/pvrdma-test \
+if ! ninja -C "$out" "${targets[@]}" tests/qtest/pvrdma-test \
         tests/qtest/pvrdma-datapath-test tests/qtest/pvrdma-migration-test \
         tests/qtest/pvrdma-wire-test \
         contrib/rdmacm-mux/rdmacm-mux \

@@ -38,7 +38,10 @@
 # applies to a pristine QEMU 10.0 and passes its checkpatch.pl), hosts
 # (scripts/build-hosts.sh: QEMU and the qtests cross-built for s390x, run
 # under qemu-user, lane "hosts-s390x", and for i386, run natively, lane
-# "hosts-i386"), v10.2 (QEMU
+# "hosts-i386"), arm64 (an arm64 Debian guest, tests/guest/build-guest-arm64.sh,
+# on qemu-system-aarch64 -M virt with the device: its data-path programs on
+# the one device, lane "guest-arm64", and with an x86 guest over the link,
+# as client, lane "arm64-x86", and as server, lane "x86-arm64"), v10.2 (QEMU
 # 10.2.2 from Debian sid's source in <build-dir>/v10.2, plain and ASan
 # builds, and on them lanes "qtest-10.2", "qtest-asan-10.2", "guest-10.2"
 # and "two-guests-10.2"; with QEMU_VERSION=10.2, <build-dir> is already
@@ -59,7 +62,7 @@ if [ ${#lanes[@]} = 0 ] && [ "${QEMU_VERSION:-10.0}" = 10.2 ]; then
     # make check QEMU_VERSION=10.2: the lanes that run on 10.2's build
     lanes=(abi unit qtest qtest-asan guest two-guests)
 fi
-[ ${#lanes[@]} -gt 0 ] || lanes=(abi unit qtest qtest-asan fuzz mux-fuzz install libvirt patches hosts guest guest-6.12 guest-driver guest-migration two-guests interop jumbo stream lossy peer-migration rxe v10.2)
+[ ${#lanes[@]} -gt 0 ] || lanes=(abi unit qtest qtest-asan fuzz mux-fuzz install libvirt patches hosts guest guest-6.12 guest-driver guest-migration two-guests interop jumbo stream lossy peer-migration rxe arm64 v10.2)
 
 total_pass=0
 total_fail=0
@@ -76,6 +79,16 @@ two_programs+=,ib_send_bw,ib_send_lat,ib_write_lat,rping
 two_programs+=,ucx_put_bw,ucx_get,ucx_fadd
 # NFSv3 and NFSv4.2 over RDMA (proto=rdma, port 20049), 16 MiB per version
 two_programs+=,nfs_rdma:16777216
+# The arm64 guest's scenarios on its one device: lane guest's, but not
+# reload: the unmodified vmw_pvrdma crashes when the response interrupt of
+# the previous instance's last command, which the GIC still holds pending,
+# reaches the new instance before its first command (docs/pvrdma.txt 4.x).
+arm64_checks=boot,modules,net,probe,devinfo,gid-roce-v2,device-errors,kernel-clean,shutdown
+arm64_checks+=,rc-pingpong,rc-pingpong-4m,ud-pingpong,srq-pingpong,ib-send-bw,ib-send-bw-ud
+arm64_checks+=,ib-write-bw,ib-read-bw,ib-atomic-bw,ib-send-lat,ib-send-lat-ud,ib-write-lat
+arm64_checks+=,ib-read-lat,rping,nvmeof-rdma
+# ... and between it and an x86 guest, each way
+arm64_programs=ibv_rc_pingpong,ibv_ud_pingpong,ib_write_bw,ib_read_bw,ib_atomic_bw,ib_send_lat,rping
 logdir=$build/logs
 mkdir -p "$logdir"
 
@@ -303,11 +316,30 @@ for lane in "${lanes[@]}"; do
             step_rows=0 step_start=$SECONDS
         done
         ;;
+    arm64)
+        echo "== arm64: an arm64 Debian guest on qemu-system-aarch64 -M virt, alone and with an x86 guest"
+        alog=$build/guest-arm64/logs/lane.log
+        { bash "$top/tests/guest/build-guest-arm64.sh" "$build/guest-arm64" &&
+          bash "$top/tests/guest/build-guest.sh" "$build/guest"; } > "$logdir/arm64-build.log" 2>&1
+        QEMU=$build/qemu/qemu-system-aarch64 GUEST_DIR=$build/guest-arm64 \
+            bash "$top/tests/guest/run-guest.sh" --no-build --quiet --log "$alog" --timeout 900 \
+            --test probe,devinfo,gids,datapath --append "pvrdma.timeout=30 pvrdma.iters=100" \
+            2>>"$logdir/arm64-build.log"
+        GUEST_DIR=$build/guest-arm64 bash "$top/tests/guest/check.sh" \
+            --console "$alog" --tests "$arm64_checks" 2>&1 |
+            sed 's/^guest: /guest-arm64: /' | tee "$logdir/guest-arm64.log"
+        count guest-arm64 "$logdir/guest-arm64.log"
+        step_rows=0 step_start=$SECONDS
+        pair arm64-x86 arm64-x86 '' pvrdma pvrdma --client-arch arm64 --programs "$arm64_programs"
+        step_rows=0 step_start=$SECONDS
+        pair x86-arm64 x86-arm64 '' pvrdma pvrdma --server-arch arm64 --programs "$arm64_programs"
+        ;;
     v10.2)
         echo "== v10.2: QEMU 10.2.2 (Debian sid's source): builds, qtests, guest, two guests"
         v=$build/v10.2
         if { QEMU_VERSION=10.2 bash "$top/scripts/qemu-tree.sh" "$top" "$v" &&
-             QEMU_SRC=$v/qemu-src bash "$top/scripts/build-qemu.sh" "$top" "$v/qemu" &&
+             QEMU_AARCH64_BUILD=0 QEMU_SRC=$v/qemu-src \
+                 bash "$top/scripts/build-qemu.sh" "$top" "$v/qemu" &&
              QEMU_SRC=$v/qemu-src bash "$top/scripts/build-qemu.sh" "$top" \
                  "$v/qemu-asan" asan
            } > "$logdir/v10.2-build.log" 2>&1; then
@@ -363,7 +395,8 @@ for lane in "${lanes[@]}"; do
         pb=$build/qemu-patched
         if { bash "$top/tests/patches/run.sh" "$top" "$build" &&
              grep -q '^patches: [0-9]* passed, 0 failed' "$logdir/patches-tree.log" &&
-             QEMU_SRC=$build/patches-applied bash "$top/scripts/build-qemu.sh" "$top" "$pb"
+             QEMU_AARCH64_BUILD=0 QEMU_SRC=$build/patches-applied \
+                 bash "$top/scripts/build-qemu.sh" "$top" "$pb"
            } > "$logdir/patches-tree.log" 2>&1; then
             grep -E '^patches:|^\[build\] done' "$logdir/patches-tree.log" | sed 's/^/  /'
             run_qtest patches-build "$pb/qemu-system-x86_64" "$pb"

@@ -51,6 +51,7 @@ links=(
     tests/qtest/pvrdma-hammer-boot.h
     configs/devices/x86_64-softmmu/pvrdma.mak
     configs/devices/i386-softmmu/pvrdma.mak
+    configs/devices/aarch64-softmmu/pvrdma.mak
 )
 
 # apt-get with a private configuration under $build/apt that knows only

@@ -88,13 +88,15 @@ stage_skeleton() {
     mknod -m 666 "$stage/dev/null" c 1 3
 }
 
-# stage_busybox BUSYBOX STAGE: the static BUSYBOX as STAGE/usr/bin/busybox,
-# with a link for each of its applets that no file in the stage provides
-# already (so copy the real tools first).
+# stage_busybox BUSYBOX STAGE [LISTER]: the static BUSYBOX as
+# STAGE/usr/bin/busybox, with a link for each of its applets that no file in
+# the stage provides already (so copy the real tools first).  LISTER is a
+# busybox that runs here with the same applets (the host's, of the same
+# Debian package, when BUSYBOX is another architecture's); default BUSYBOX.
 stage_busybox() {
-    local busybox=$1 stage=$2 a
-    cp "$busybox" "$stage/usr/bin/busybox" || return 1
-    for a in $("$busybox" --list); do
+    local busybox=$1 stage=$2 lister=${3:-$1} a
+    [ "$busybox" -ef "$stage/usr/bin/busybox" ] || cp "$busybox" "$stage/usr/bin/busybox" || return 1
+    for a in $("$lister" --list); do
         case $a in init|linuxrc|busybox) continue ;; esac
         [ -e "$stage/usr/bin/$a" ] || [ -e "$stage/usr/sbin/$a" ] ||
             ln -s busybox "$stage/usr/bin/$a" || return 1

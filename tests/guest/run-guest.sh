@@ -18,8 +18,12 @@
 #   --no-build       do not run build-guest.sh first
 #
 # Environment:
-#   QEMU                QEMU binary (default build/qemu/qemu-system-x86_64)
-#   GUEST_DIR           guest artifacts (default build/guest)
+#   QEMU                QEMU binary (default build/qemu/qemu-system-x86_64);
+#                       a qemu-system-aarch64 boots the arm64 guest
+#                       (build-guest-arm64.sh) on -M virt, the two
+#                       functions at the same address of its PCIe root bus
+#   GUEST_DIR           guest artifacts (default build/guest, or
+#                       build/guest-arm64 for qemu-system-aarch64)
 #   PVRDMA_DEVICE_OPTS  extra properties for -device pvrdma (e.g. "foo=bar")
 #   GUEST_NETDEV        the vmxnet3 back end, id n0
 #                       (default "user,id=n0,restrict=on": no host network)
@@ -36,8 +40,19 @@ set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 top=$(cd "$here/../.." && pwd)
-guest_dir=${GUEST_DIR:-$top/build/guest}
 qemu=${QEMU:-$top/build/qemu/qemu-system-x86_64}
+# The guest's architecture follows QEMU's target.
+case ${qemu##*/} in
+    qemu-system-aarch64*) arch=arm64 ;;
+    *) arch=amd64 ;;
+esac
+if [ $arch = arm64 ]; then
+    guest_dir=${GUEST_DIR:-$top/build/guest-arm64}
+    builder=build-guest-arm64.sh
+else
+    guest_dir=${GUEST_DIR:-$top/build/guest}
+    builder=build-guest.sh
+fi
 # shellcheck source=lib.sh
 . "$here/lib.sh"
 
@@ -77,16 +92,27 @@ done
 case $timeout_s in ''|*[!0-9]*) die "--timeout wants seconds, got '$timeout_s'" ;; esac
 
 if [ $build = 1 ]; then
-    "$here/build-guest.sh" "$guest_dir" >&2 || die "build-guest.sh failed"
+    "$here/$builder" "$guest_dir" >&2 || die "$builder failed"
 fi
 kernel=$guest_dir/vmlinuz
 initrd=$guest_dir/initrd.img
-[ -e "$kernel" ] || die "no guest kernel at $kernel (run tests/guest/build-guest.sh)"
-[ -e "$initrd" ] || die "no guest initramfs at $initrd (run tests/guest/build-guest.sh)"
+[ -e "$kernel" ] || die "no guest kernel at $kernel (run tests/guest/$builder)"
+[ -e "$initrd" ] || die "no guest initramfs at $initrd (run tests/guest/$builder)"
 
 [ -x "$qemu" ] || die "no QEMU binary at $qemu (build QEMU first, or set QEMU=)"
-# Firmware search path for -kernel (tests/guest/lib.sh).
-qemu_fw_args "$qemu" || die "no firmware to boot -kernel with"
+if [ $arch = arm64 ]; then
+    # virt loads the kernel's Image itself: no firmware.  cortex-a57: the
+    # cheapest CPU to emulate that Debian's kernel runs on (-cpu max spends
+    # TCG's time on pointer authentication).
+    fw=()
+    machine=(-M virt -cpu cortex-a57)
+    console=ttyAMA0
+else
+    # Firmware search path for -kernel (tests/guest/lib.sh).
+    qemu_fw_args "$qemu" || die "no firmware to boot -kernel with"
+    machine=(-M pc)
+    console=ttyS0
+fi
 if [ $pvrdma = 1 ]; then
     "$qemu" -device help 2>/dev/null | grep -q '"pvrdma"' ||
         die "$qemu has no pvrdma device (use --no-pvrdma for a vmxnet3-only boot)"
@@ -105,9 +131,9 @@ devs=(-netdev "$netdev"
 if [ $pvrdma = 1 ]; then
     devs+=(-device "pvrdma,addr=10.1${PVRDMA_DEVICE_OPTS:+,$PVRDMA_DEVICE_OPTS}")
 fi
-cmdline="console=ttyS0 panic=-1 quiet pvrdma.test=$tests pvrdma.shell=$shell$append"
+cmdline="console=$console panic=-1 quiet pvrdma.test=$tests pvrdma.shell=$shell$append"
 
-qemu_cmd=("$qemu" -accel tcg -M pc -m 1G -smp 2
+qemu_cmd=("$qemu" -accel tcg "${machine[@]}" -m 1G -smp 2
      -nodefaults -nographic -serial mon:stdio -no-reboot -name debug-threads=on
      "${fw[@]}"
      -kernel "$kernel" -initrd "$initrd" -append "$cmdline"

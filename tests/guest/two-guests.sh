@@ -19,6 +19,11 @@
 # Usage: two-guests.sh [options]
 #   --server-dev rxe|pvrdma   device of guest B, the servers (default rxe)
 #   --client-dev rxe|pvrdma   device of guest A, the clients (default rxe)
+#   --server-arch amd64|arm64 architecture of guest B (default amd64)
+#   --client-arch amd64|arm64 architecture of guest A (default amd64); an
+#                     arm64 guest is build-guest-arm64.sh's, booted by
+#                     qemu-system-aarch64 on -M virt (QEMU_AARCH64);
+#                     its scenarios: the ping-pongs, perftest and rping
 #   --programs LIST   comma-separated (default: ibv_rc_pingpong,
 #                     ibv_ud_pingpong,ib_write_bw,ib_read_bw,ib_atomic_bw,
 #                     ib_send_bw,ib_send_lat,ib_write_lat,rping); also the
@@ -99,7 +104,8 @@
 #                     --programs ibv_rc_pingpong:4096:30000,...)
 #   --no-build        do not run build-guest.sh first
 #
-# Environment: QEMU (default build/qemu/qemu-system-x86_64), GUEST_DIR
+# Environment: QEMU (default build/qemu/qemu-system-x86_64), QEMU_AARCH64
+# (default: qemu-system-aarch64 beside QEMU), GUEST_DIR
 # (default build/guest).
 #
 # Prints one TAP line per guest (booted, device up, link to the other,
@@ -119,6 +125,8 @@ note() { printf '# %s\n' "$*"; }
 
 server_dev=rxe
 client_dev=rxe
+server_arch=amd64
+client_arch=amd64
 programs=ibv_rc_pingpong,ibv_ud_pingpong,ib_write_bw,ib_read_bw,ib_atomic_bw,ib_send_bw,ib_send_lat,ib_write_lat,rping
 gids=ipv4,ipv6
 iters=100
@@ -138,6 +146,8 @@ while [ $# -gt 0 ]; do
     case $1 in
         --server-dev) server_dev=$2; shift 2 ;;
         --client-dev) client_dev=$2; shift 2 ;;
+        --server-arch) server_arch=$2; shift 2 ;;
+        --client-arch) client_arch=$2; shift 2 ;;
         --programs) programs=$2; shift 2 ;;
         --gids) gids=$2; shift 2 ;;
         --iters) iters=$2; shift 2 ;;
@@ -165,6 +175,11 @@ esac
 for d in "$server_dev" "$client_dev"; do
     case $d in rxe|pvrdma) ;; *) die "a device is rxe or pvrdma, not '$d'" ;; esac
 done
+for a in "$server_arch" "$client_arch"; do
+    case $a in amd64|arm64) ;; *) die "an architecture is amd64 or arm64, not '$a'" ;; esac
+done
+[ "$client_arch" = amd64 ] || [ "$mig_rounds" = 0 ] ||
+    die "--migrate: guest A is amd64 (migrate.py boots the PC machine)"
 for v in "$iters" "$dp_timeout" "$mig_rounds" ${size:+"$size"}; do
     case $v in ''|*[!0-9]*) die "--iters, --size, --timeout and --migrate want numbers, got '$v'" ;; esac
 done
@@ -214,7 +229,16 @@ scen_list=$(IFS=,; echo "${entries[*]}")
 
 qemu=${QEMU:-$top/build/qemu/qemu-system-x86_64}
 [ -x "$qemu" ] || die "no QEMU binary at $qemu (build QEMU first, or set QEMU=)"
-export QEMU=$qemu
+qemu_arm64=${QEMU_AARCH64:-$(dirname "$qemu")/qemu-system-aarch64}
+for a in "$server_arch" "$client_arch"; do
+    [ $a = amd64 ] || [ -x "$qemu_arm64" ] ||
+        die "no qemu-system-aarch64 at $qemu_arm64 for an arm64 guest (set QEMU_AARCH64=)"
+done
+# qemu_of ARCH: the QEMU that boots a guest of ARCH (run-guest.sh picks the
+# guest's directory and machine from it)
+client_show=$client_dev$([ "$client_arch" = amd64 ] || echo " ($client_arch)")
+server_show=$server_dev$([ "$server_arch" = amd64 ] || echo " ($server_arch)")
+qemu_of() { if [ "$1" = arm64 ]; then echo "$qemu_arm64"; else echo "$qemu"; fi; }
 mkdir -p "$logdir" || die "cannot create $logdir"
 logdir=$(cd "$logdir" && pwd)
 if [ $link = unix ]; then
@@ -231,6 +255,10 @@ fi
 if [ $build = 1 ]; then
     "$here/build-guest.sh" >"$logdir/build-guest.out" 2>&1 ||
         { tail -n 20 "$logdir/build-guest.out" >&2; die "build-guest.sh failed (log: $logdir/build-guest.out)"; }
+    if [ "$server_arch" = arm64 ] || [ "$client_arch" = arm64 ]; then
+        "$here/build-guest-arm64.sh" >>"$logdir/build-guest.out" 2>&1 ||
+            { tail -n 20 "$logdir/build-guest.out" >&2; die "build-guest-arm64.sh failed (log: $logdir/build-guest.out)"; }
+    fi
 fi
 
 # free_port [NOT]: a port on 127.0.0.1 that no UDP or TCP socket uses (and not NOT)
@@ -279,15 +307,15 @@ guest_args() {
     [ "$dev" = pvrdma ] || append+=" pvrdma.ibdev=rxe0"
     [ -z "$kappend" ] || append+=" $kappend"
 }
-# boot LETTER ROLE DEV IP MAC LPORT RPORT PEER PEER6 [QEMU ARGS...]: start
-# run-guest.sh in the background, in its own session (so that it and its
-# QEMU can be stopped together); sets pid_LETTER
+# boot LETTER ROLE DEV ARCH IP MAC LPORT RPORT PEER PEER6 [QEMU ARGS...]:
+# start run-guest.sh in the background, in its own session (so that it and
+# its QEMU can be stopped together); sets pid_LETTER
 boot() {
-    local l=$1 role=$2 dev=$3 ip=$4 mac=$5 lport=$6 rport=$7 peer=$8 peer6=$9 sc append where
-    shift 9
+    local l=$1 role=$2 dev=$3 arch=$4 ip=$5 mac=$6 lport=$7 rport=$8 peer=$9 peer6=${10} sc append where
+    shift 10
     guest_args "$role" "$dev" "$ip" "$peer" "$peer6"
     rm -f "$logdir/$l.log" "$logdir/$l.log.rc" "$logdir/$l.pid"
-    GUEST_NETDEV=$(netdev_of "$role" "$lport" "$rport") \
+    QEMU=$(qemu_of "$arch") GUEST_NETDEV=$(netdev_of "$role" "$lport" "$rport") \
     GUEST_MAC=$mac setsid "$here/run-guest.sh" --no-build --quiet --log "$logdir/$l.log" \
         --timeout "$guest_timeout" --test "$sc" --append "$append" -- "$@" \
         >"$logdir/$l.run.out" 2>"$logdir/$l.run.err" </dev/null &
@@ -298,7 +326,7 @@ boot() {
         stream) where="stream $([ "$role" = server ] && echo "listening on 127.0.0.1:$lport" || echo "to 127.0.0.1:$rport")" ;;
         unix) where="stream $([ "$role" = server ] && echo "listening on" || echo "to") $logdir/link.sock" ;;
     esac
-    note "guest $l: $role on $dev, $ip $peer6 (peer), MAC $mac, $where; console $logdir/$l.log"
+    note "guest $l: $role on $dev ($arch), $ip $peer6 (peer), MAC $mac, $where; console $logdir/$l.log"
 }
 # netdev_of ROLE LPORT RPORT: guest n0's -netdev.  Over a stream the
 # server (B) listens and the client (A) connects, retrying every 100 ms
@@ -372,7 +400,7 @@ if [ $relay = 1 ]; then
     trap 'stop_guests; [ -z "$relay_pid" ] || kill "$relay_pid" 2>/dev/null; exit 130' INT TERM
 fi
 
-note "programs ${scen_list//,/ } over ${gids//,/ } GIDs; client A on $client_dev, server B on $server_dev; deadline $dp_timeout s"
+note "programs ${scen_list//,/ } over ${gids//,/ } GIDs; client A on $client_show, server B on $server_show; deadline $dp_timeout s"
 dump=()
 [ -z "$pcap" ] || dump=(-object "filter-dump,id=d0,netdev=n0,file=$pcap,maxlen=65536")
 start=$(date +%s)
@@ -389,9 +417,9 @@ if [ $relay = 1 ]; then
 else
     qmp_a=() qmp_b=()
 fi
-boot b server "$server_dev" $ip_b $mac_b "$port_b" "$peer_b" $ip_a "$ll_a" "${qmp_b[@]}"
+boot b server "$server_dev" "$server_arch" $ip_b $mac_b "$port_b" "$peer_b" $ip_a "$ll_a" "${qmp_b[@]}"
 if [ "$mig_rounds" = 0 ]; then
-    boot a client "$client_dev" $ip_a $mac_a "$port_a" "$peer_a" $ip_b "$ll_b" "${dump[@]}" "${qmp_a[@]}"
+    boot a client "$client_dev" "$client_arch" $ip_a $mac_a "$port_a" "$peer_a" $ip_b "$ll_b" "${dump[@]}" "${qmp_a[@]}"
 else
     boot_migrating
 fi
@@ -429,9 +457,9 @@ section() {
 tap_out=$logdir/evidence.txt
 
 # --- the guests ---------------------------------------------------------------
-# judge_guest LETTER ROLE DEV RC
+# judge_guest LETTER ROLE DEV RC SHOWN (SHOWN: DEV, and the arch if not amd64)
 judge_guest() {
-    local l=$1 role=$2 dev=$3 rc=$4 L why=() want bad
+    local l=$1 role=$2 dev=$3 rc=$4 shown=$5 L why=() want bad
     L=$(echo "$l" | tr '[:lower:]' '[:upper:]')
     grep -q 'GUEST-BOOT:' "$logdir/$l.txt" || why+=("the guest's init never started")
     if [ "$dev" = rxe ]; then want=rxe; else want=probe; fi
@@ -445,14 +473,14 @@ judge_guest() {
     grep -q 'reboot: Power down' "$logdir/$l.txt" || why+=("no 'reboot: Power down' from the guest kernel")
     [ "$rc" = 0 ] || why+=("run-guest.sh exit $rc (QEMU $(cat "$logdir/$l.log.rc" 2>/dev/null || echo '?')): $(tail -n 2 "$logdir/$l.run.err" | tr '\n' ' ')")
     if [ ${#why[@]} = 0 ]; then
-        tap_result OK "guest $L: $role on $dev: booted, device up, link to the other guest, kernel clean, powered off"
+        tap_result OK "guest $L: $role on $shown: booted, device up, link to the other guest, kernel clean, powered off"
     else
         printf '%s\n' "${why[@]}" >"$tap_out"
-        tap_result FAIL "guest $L: $role on $dev" "$tap_out"
+        tap_result FAIL "guest $L: $role on $shown" "$tap_out"
     fi
 }
-judge_guest a client "$client_dev" "$rc_a"
-judge_guest b server "$server_dev" "$rc_b"
+judge_guest a client "$client_dev" "$rc_a" "$client_show"
+judge_guest b server "$server_dev" "$rc_b" "$server_show"
 
 # --- the pairs ----------------------------------------------------------------
 # Per GID family, one console log in init's pair() layout: for each pair
@@ -489,7 +517,7 @@ judge() {
     echo 0 >"$log.rc"
     flush() {
         [ -n "$cur" ] || return 0
-        local what="${shown:-${cur#* }} $fam: client A $client_dev -> server B $server_dev"
+        local what="${shown:-${cur#* }} $fam: client A $client_show -> server B $server_show"
         if [ "${cur%% *}" = PASS ]; then tap_result OK "$what"; else tap_result FAIL "$what" "$ev"; fi
         judged+="${cur#* } "
         cur=
@@ -504,7 +532,7 @@ judge() {
     for t in $(echo "$list" | tr ',' ' '); do
         case $judged in *" $t "*) continue ;; esac
         echo "check.sh gave no verdict (see $log)" >"$ev"
-        tap_result FAIL "${shown:-$t} $fam: client A $client_dev -> server B $server_dev" "$ev"
+        tap_result FAIL "${shown:-$t} $fam: client A $client_show -> server B $server_show" "$ev"
     done
 }
 for fam in $(echo "$gids" | tr ',' ' '); do
@@ -581,7 +609,7 @@ if [ "$mig_rounds" != 0 ]; then
     mig_flush() {
         [ -n "$cur" ] || return 0
         if [ "${cur%% *}" = PASS ]; then
-            tap_result OK "guest A migrated $((2 * mig_rounds)) times while ${cur#* } ran (client A $client_dev, server B $server_dev)"
+            tap_result OK "guest A migrated $((2 * mig_rounds)) times while ${cur#* } ran (client A $client_show, server B $server_show)"
         else
             tap_result FAIL "guest A migrated $((2 * mig_rounds)) times while ${cur#* } ran" "$mig_ev"
         fi
