@@ -41,12 +41,13 @@ void pvrdma_notify(PvrdmaState *s, unsigned vector)
         trace_pvrdma_irq_masked(vector);
         return;
     }
-    trace_pvrdma_irq(vector);
     if (msix_enabled(pdev)) {
+        trace_pvrdma_irq_msix(vector, msix_is_masked(pdev, vector));
         msix_notify(pdev, vector);
         return;
     }
     /* Legacy INTx: the driver reads ICR to learn the cause. */
+    trace_pvrdma_irq_intx(vector);
     s->icr |= 1u << vector;
     pci_set_irq(pdev, 1);
 }
