@@ -48,6 +48,27 @@ check "rdmacm-mux --help runs" "$root/bin/rdmacm-mux" --help
 check "the guest driver tool is installed and its --help runs" \
     "$root/share/pvrdma/pvrdma-guest-driver" --help
 check "the installed QEMU starts with its own firmware; HMP info pvrdma" boots
+# What a distribution runs: QEMU's own meson install (of what the build
+# made: --tags runtime,man, --no-rebuild) installs rdmacm-mux, its man page
+# and the unit template with the installed daemon's path.
+meson_install() {
+    local md=$build/install-test-meson p f
+    rm -rf "$md"
+    p=$(python3 -c 'import json, sys
+print([o["value"] for o in json.load(open(sys.argv[1])) if o["name"] == "prefix"][0])' \
+        "$build/qemu/meson-info/intro-buildoptions.json") || return 1
+    "$build/qemu/pyvenv/bin/meson" install -C "$build/qemu" --no-rebuild \
+        --tags runtime,man --destdir "$md" >"$md.log" 2>&1 || { cat "$md.log"; return 1; }
+    for f in bin/rdmacm-mux share/man/man8/rdmacm-mux.8 \
+             lib/systemd/system/rdmacm-mux@.service; do
+        [ -e "$md$p/$f" ] || { echo "meson install: no $p/$f"; return 1; }
+    done
+    grep -q "exec $p/bin/rdmacm-mux " "$md$p/lib/systemd/system/rdmacm-mux@.service" ||
+        { echo "the unit does not run $p/bin/rdmacm-mux"; return 1; }
+    "$md$p/bin/rdmacm-mux" --help >/dev/null || return 1
+    rm -rf "$md"
+}
+check "meson install: rdmacm-mux, its man page and unit (configure --enable-rdmacm-mux)" meson_install
 check "make uninstall" make -s -C "$top" uninstall DESTDIR="$dest" PREFIX="$prefix"
 check "nothing left but empty directories" \
     sh -c "test -z \"\$(find '$dest' -mindepth 1 ! -type d)\" || { find '$dest' -mindepth 1 ! -type d; exit 1; }"
