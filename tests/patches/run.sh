@@ -8,9 +8,9 @@
 # scripts/checkpatch.pl must find no error and no warning in any patch, and
 # docs/system/devices/pvrdma.rst must agree with docs/pvrdma.txt
 # (docs-check.py).  With --prefixes (make check-slow's patches-build, or
-# PATCHES_PREFIXES=1) every prefix of the series is built as well
-# (build-prefixes.sh); building the applied tree and running its qtests is
-# patches-build's.
+# PATCHES_PREFIXES=1), QEMU's manual is built from the applied tree
+# (docs-build.sh) and every prefix of the series is built (build-prefixes.sh);
+# building the applied tree and running its qtests is patches-build's.
 #   run.sh <project-dir> <build-dir> [--prefixes]
 # Prints "ok N what" / "not ok N what" and "patches: N passed, N failed".
 set -uo pipefail
@@ -114,6 +114,15 @@ else
 fi
 
 if [ "$prefixes" = 1 ]; then
+    # QEMU's manual, with the page in it (sphinx-build -W)
+    bash "$top/tests/patches/docs-build.sh" "$build" >"$log" 2>&1
+    rc=$?
+    grep -v '^ok ' "$log" | sed 's/^/  # /'
+    if [ $rc = 0 ]; then
+        tap_result OK "docs build: $(sed -n 's/^ok 1 //p' "$log"); $(sed -n 's/^ok 2 the page: //p' "$log")"
+    else
+        tap_result FAIL "docs build" "$log"
+    fi
     start=$SECONDS
     bash "$top/tests/patches/build-prefixes.sh" "$top" "$build" >"$log" 2>&1
     rc=$?
