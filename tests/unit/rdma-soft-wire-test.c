@@ -840,7 +840,7 @@ static void test_bit_flips(void)
 }
 
 /* Frame @f with its bytes [at, at + n) removed (@n < 0: inserted zeros). */
-static size_t splice(uint8_t *f, size_t len, size_t at, ssize_t n)
+static size_t frame_splice(uint8_t *f, size_t len, size_t at, ssize_t n)
 {
     if (n > 0) {
         memmove(f + at, f + at + n, len - at - n);
@@ -918,10 +918,10 @@ static void test_refusals(void)
         fix_icrc(f, len);
 
         /* the payload not a multiple of 4 bytes, whatever the pad says */
-        l = splice(f, len, len - 4, -1);
+        l = frame_splice(f, len, len - 4, -1);
         fix_lengths(f, l);
         expect_refused(f, l, "not padded to 4 bytes");
-        len = splice(f, l, len - 4, 1);
+        len = frame_splice(f, l, len - 4, 1);
         fix_lengths(f, len);
         expect_parsed(f, len, &(RdmaSoftPkt){ 0 }, &(RdmaSoftWireInfo){ 0 });
 
@@ -1011,7 +1011,7 @@ static void test_refusals_payload(void)
 
         /* data after an ACK */
         len = build(f, RDMA_OPC_ACKNOWLEDGE, v6, false, 0, NULL, NULL);
-        len = splice(f, len, len - 4, -4);
+        len = frame_splice(f, len, len - 4, -4);
         fix_lengths(f, len);
         expect_refused(f, len, "payload on an opcode without one");
     }
@@ -1134,7 +1134,7 @@ static void test_is_roce(void)
     set_be16(f + 14 + 6, 0x2000);                   /* first fragment */
     g_assert_true(rdma_soft_wire_is_roce(f, len));
     set_be16(f + 14 + 6, 0x4000);
-    len = splice(f, len, 34, -4);
+    len = frame_splice(f, len, 34, -4);
     f[14] = 0x46;
     g_assert_true(rdma_soft_wire_is_roce(f, len));
     expect_refused(f, len, NULL);
