@@ -152,8 +152,8 @@ for c in "${commits[@]}"; do
         echo "ok $n $label ($((SECONDS - start)) s: ${tg[*]})"
     else
         echo "not ok $n $label ($((SECONDS - start)) s)"
-        grep -v 'WARNING: Source item' "$log" |
-            grep -E -A8 'error|FAILED' | head -n 30 | sed 's/^/  # /'
+        grep -E -A2 'error:|ERROR:|FAILED:|^not ok' "$log" | cut -c1-160 |
+            head -n 20 | sed 's/^/  # /'
         failed=$((failed + 1))
     fi
 done
