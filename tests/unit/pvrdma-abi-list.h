@@ -6,11 +6,11 @@
  * pvrdma-abi-test.c includes this list for our header, pvrdma-abi-uapi.c
  * for Linux's, each with its own definitions of:
  *
- *   ABI_STRUCT(ours, linux)        size and alignment
- *   ABI_FIELD(ours, linux, path)   offset and size of a member (a path
+ *   ABI_STRUCT(ours, linux)        its size and alignment
+ *   ABI_FIELD(ours, linux, path)   a member's offset and size (a path
  *                                  such as wr.ud.av.dmac for nested ones)
- *   ABI_CONST(name)                a constant of the same name in both,
- *                                  as the 32-bit value the ABI has
+ *   ABI_CONST(name)                the value of a constant of the same
+ *                                  name in both, as the ABI's 32 bits
  *
  * The kernel's private headers (commands, the device shared region) are
  * not installed; the project's tests/abi checks those against the
@@ -19,182 +19,183 @@
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
 
-ABI_STRUCT(PvrdmaAv, pvrdma_av)
-ABI_FIELD(PvrdmaAv, pvrdma_av, port_pd)
-ABI_FIELD(PvrdmaAv, pvrdma_av, sl_tclass_flowlabel)
-ABI_FIELD(PvrdmaAv, pvrdma_av, dgid)
-ABI_FIELD(PvrdmaAv, pvrdma_av, src_path_bits)
-ABI_FIELD(PvrdmaAv, pvrdma_av, gid_index)
-ABI_FIELD(PvrdmaAv, pvrdma_av, stat_rate)
-ABI_FIELD(PvrdmaAv, pvrdma_av, hop_limit)
-ABI_FIELD(PvrdmaAv, pvrdma_av, dmac)
-ABI_FIELD(PvrdmaAv, pvrdma_av, reserved)
+ABI_STRUCT(PvrdmaAv, pvrdma_av),
+ABI_FIELD(PvrdmaAv, pvrdma_av, port_pd),
+ABI_FIELD(PvrdmaAv, pvrdma_av, sl_tclass_flowlabel),
+ABI_FIELD(PvrdmaAv, pvrdma_av, dgid),
+ABI_FIELD(PvrdmaAv, pvrdma_av, src_path_bits),
+ABI_FIELD(PvrdmaAv, pvrdma_av, gid_index),
+ABI_FIELD(PvrdmaAv, pvrdma_av, stat_rate),
+ABI_FIELD(PvrdmaAv, pvrdma_av, hop_limit),
+ABI_FIELD(PvrdmaAv, pvrdma_av, dmac),
+ABI_FIELD(PvrdmaAv, pvrdma_av, reserved),
 
-ABI_STRUCT(PvrdmaSge, pvrdma_sge)
-ABI_FIELD(PvrdmaSge, pvrdma_sge, addr)
-ABI_FIELD(PvrdmaSge, pvrdma_sge, length)
-ABI_FIELD(PvrdmaSge, pvrdma_sge, lkey)
+ABI_STRUCT(PvrdmaSge, pvrdma_sge),
+ABI_FIELD(PvrdmaSge, pvrdma_sge, addr),
+ABI_FIELD(PvrdmaSge, pvrdma_sge, length),
+ABI_FIELD(PvrdmaSge, pvrdma_sge, lkey),
 
-ABI_STRUCT(PvrdmaRqWqeHdr, pvrdma_rq_wqe_hdr)
-ABI_FIELD(PvrdmaRqWqeHdr, pvrdma_rq_wqe_hdr, wr_id)
-ABI_FIELD(PvrdmaRqWqeHdr, pvrdma_rq_wqe_hdr, num_sge)
-ABI_FIELD(PvrdmaRqWqeHdr, pvrdma_rq_wqe_hdr, total_len)
+ABI_STRUCT(PvrdmaRqWqeHdr, pvrdma_rq_wqe_hdr),
+ABI_FIELD(PvrdmaRqWqeHdr, pvrdma_rq_wqe_hdr, wr_id),
+ABI_FIELD(PvrdmaRqWqeHdr, pvrdma_rq_wqe_hdr, num_sge),
+ABI_FIELD(PvrdmaRqWqeHdr, pvrdma_rq_wqe_hdr, total_len),
 
-ABI_STRUCT(PvrdmaExCmpSwap, pvrdma_ex_cmp_swap)
-ABI_FIELD(PvrdmaExCmpSwap, pvrdma_ex_cmp_swap, swap_val)
-ABI_FIELD(PvrdmaExCmpSwap, pvrdma_ex_cmp_swap, compare_val)
-ABI_FIELD(PvrdmaExCmpSwap, pvrdma_ex_cmp_swap, swap_mask)
-ABI_FIELD(PvrdmaExCmpSwap, pvrdma_ex_cmp_swap, compare_mask)
+ABI_STRUCT(PvrdmaExCmpSwap, pvrdma_ex_cmp_swap),
+ABI_FIELD(PvrdmaExCmpSwap, pvrdma_ex_cmp_swap, swap_val),
+ABI_FIELD(PvrdmaExCmpSwap, pvrdma_ex_cmp_swap, compare_val),
+ABI_FIELD(PvrdmaExCmpSwap, pvrdma_ex_cmp_swap, swap_mask),
+ABI_FIELD(PvrdmaExCmpSwap, pvrdma_ex_cmp_swap, compare_mask),
 
-ABI_STRUCT(PvrdmaExFetchAdd, pvrdma_ex_fetch_add)
-ABI_FIELD(PvrdmaExFetchAdd, pvrdma_ex_fetch_add, add_val)
-ABI_FIELD(PvrdmaExFetchAdd, pvrdma_ex_fetch_add, field_boundary)
+ABI_STRUCT(PvrdmaExFetchAdd, pvrdma_ex_fetch_add),
+ABI_FIELD(PvrdmaExFetchAdd, pvrdma_ex_fetch_add, add_val),
+ABI_FIELD(PvrdmaExFetchAdd, pvrdma_ex_fetch_add, field_boundary),
 
-ABI_STRUCT(PvrdmaSqWqeHdr, pvrdma_sq_wqe_hdr)
-ABI_FIELD(PvrdmaSqWqeHdr, pvrdma_sq_wqe_hdr, wr_id)
-ABI_FIELD(PvrdmaSqWqeHdr, pvrdma_sq_wqe_hdr, num_sge)
-ABI_FIELD(PvrdmaSqWqeHdr, pvrdma_sq_wqe_hdr, total_len)
-ABI_FIELD(PvrdmaSqWqeHdr, pvrdma_sq_wqe_hdr, opcode)
-ABI_FIELD(PvrdmaSqWqeHdr, pvrdma_sq_wqe_hdr, send_flags)
-ABI_FIELD(PvrdmaSqWqeHdr, pvrdma_sq_wqe_hdr, ex)
-ABI_FIELD(PvrdmaSqWqeHdr, pvrdma_sq_wqe_hdr, ex.imm_data)
-ABI_FIELD(PvrdmaSqWqeHdr, pvrdma_sq_wqe_hdr, ex.invalidate_rkey)
-ABI_FIELD(PvrdmaSqWqeHdr, pvrdma_sq_wqe_hdr, reserved)
-ABI_FIELD(PvrdmaSqWqeHdr, pvrdma_sq_wqe_hdr, wr)
-ABI_FIELD(PvrdmaSqWqeHdr, pvrdma_sq_wqe_hdr, wr.rdma)
-ABI_FIELD(PvrdmaSqWqeHdr, pvrdma_sq_wqe_hdr, wr.rdma.remote_addr)
-ABI_FIELD(PvrdmaSqWqeHdr, pvrdma_sq_wqe_hdr, wr.rdma.rkey)
-ABI_FIELD(PvrdmaSqWqeHdr, pvrdma_sq_wqe_hdr, wr.rdma.reserved)
-ABI_FIELD(PvrdmaSqWqeHdr, pvrdma_sq_wqe_hdr, wr.atomic)
-ABI_FIELD(PvrdmaSqWqeHdr, pvrdma_sq_wqe_hdr, wr.atomic.remote_addr)
-ABI_FIELD(PvrdmaSqWqeHdr, pvrdma_sq_wqe_hdr, wr.atomic.compare_add)
-ABI_FIELD(PvrdmaSqWqeHdr, pvrdma_sq_wqe_hdr, wr.atomic.swap)
-ABI_FIELD(PvrdmaSqWqeHdr, pvrdma_sq_wqe_hdr, wr.atomic.rkey)
-ABI_FIELD(PvrdmaSqWqeHdr, pvrdma_sq_wqe_hdr, wr.atomic.reserved)
-ABI_FIELD(PvrdmaSqWqeHdr, pvrdma_sq_wqe_hdr, wr.masked_atomics)
-ABI_FIELD(PvrdmaSqWqeHdr, pvrdma_sq_wqe_hdr, wr.masked_atomics.remote_addr)
-ABI_FIELD(PvrdmaSqWqeHdr, pvrdma_sq_wqe_hdr, wr.masked_atomics.log_arg_sz)
-ABI_FIELD(PvrdmaSqWqeHdr, pvrdma_sq_wqe_hdr, wr.masked_atomics.rkey)
-ABI_FIELD(PvrdmaSqWqeHdr, pvrdma_sq_wqe_hdr, wr.masked_atomics.wr_data)
-ABI_FIELD(PvrdmaSqWqeHdr, pvrdma_sq_wqe_hdr, wr.masked_atomics.wr_data.cmp_swap)
+ABI_STRUCT(PvrdmaSqWqeHdr, pvrdma_sq_wqe_hdr),
+ABI_FIELD(PvrdmaSqWqeHdr, pvrdma_sq_wqe_hdr, wr_id),
+ABI_FIELD(PvrdmaSqWqeHdr, pvrdma_sq_wqe_hdr, num_sge),
+ABI_FIELD(PvrdmaSqWqeHdr, pvrdma_sq_wqe_hdr, total_len),
+ABI_FIELD(PvrdmaSqWqeHdr, pvrdma_sq_wqe_hdr, opcode),
+ABI_FIELD(PvrdmaSqWqeHdr, pvrdma_sq_wqe_hdr, send_flags),
+ABI_FIELD(PvrdmaSqWqeHdr, pvrdma_sq_wqe_hdr, ex),
+ABI_FIELD(PvrdmaSqWqeHdr, pvrdma_sq_wqe_hdr, ex.imm_data),
+ABI_FIELD(PvrdmaSqWqeHdr, pvrdma_sq_wqe_hdr, ex.invalidate_rkey),
+ABI_FIELD(PvrdmaSqWqeHdr, pvrdma_sq_wqe_hdr, reserved),
+ABI_FIELD(PvrdmaSqWqeHdr, pvrdma_sq_wqe_hdr, wr),
+ABI_FIELD(PvrdmaSqWqeHdr, pvrdma_sq_wqe_hdr, wr.rdma),
+ABI_FIELD(PvrdmaSqWqeHdr, pvrdma_sq_wqe_hdr, wr.rdma.remote_addr),
+ABI_FIELD(PvrdmaSqWqeHdr, pvrdma_sq_wqe_hdr, wr.rdma.rkey),
+ABI_FIELD(PvrdmaSqWqeHdr, pvrdma_sq_wqe_hdr, wr.rdma.reserved),
+ABI_FIELD(PvrdmaSqWqeHdr, pvrdma_sq_wqe_hdr, wr.atomic),
+ABI_FIELD(PvrdmaSqWqeHdr, pvrdma_sq_wqe_hdr, wr.atomic.remote_addr),
+ABI_FIELD(PvrdmaSqWqeHdr, pvrdma_sq_wqe_hdr, wr.atomic.compare_add),
+ABI_FIELD(PvrdmaSqWqeHdr, pvrdma_sq_wqe_hdr, wr.atomic.swap),
+ABI_FIELD(PvrdmaSqWqeHdr, pvrdma_sq_wqe_hdr, wr.atomic.rkey),
+ABI_FIELD(PvrdmaSqWqeHdr, pvrdma_sq_wqe_hdr, wr.atomic.reserved),
+ABI_FIELD(PvrdmaSqWqeHdr, pvrdma_sq_wqe_hdr, wr.masked_atomics),
+ABI_FIELD(PvrdmaSqWqeHdr, pvrdma_sq_wqe_hdr, wr.masked_atomics.remote_addr),
+ABI_FIELD(PvrdmaSqWqeHdr, pvrdma_sq_wqe_hdr, wr.masked_atomics.log_arg_sz),
+ABI_FIELD(PvrdmaSqWqeHdr, pvrdma_sq_wqe_hdr, wr.masked_atomics.rkey),
+ABI_FIELD(PvrdmaSqWqeHdr, pvrdma_sq_wqe_hdr, wr.masked_atomics.wr_data),
 ABI_FIELD(PvrdmaSqWqeHdr, pvrdma_sq_wqe_hdr,
-          wr.masked_atomics.wr_data.cmp_swap.swap_val)
+          wr.masked_atomics.wr_data.cmp_swap),
 ABI_FIELD(PvrdmaSqWqeHdr, pvrdma_sq_wqe_hdr,
-          wr.masked_atomics.wr_data.cmp_swap.compare_val)
+          wr.masked_atomics.wr_data.cmp_swap.swap_val),
 ABI_FIELD(PvrdmaSqWqeHdr, pvrdma_sq_wqe_hdr,
-          wr.masked_atomics.wr_data.cmp_swap.swap_mask)
+          wr.masked_atomics.wr_data.cmp_swap.compare_val),
 ABI_FIELD(PvrdmaSqWqeHdr, pvrdma_sq_wqe_hdr,
-          wr.masked_atomics.wr_data.cmp_swap.compare_mask)
+          wr.masked_atomics.wr_data.cmp_swap.swap_mask),
 ABI_FIELD(PvrdmaSqWqeHdr, pvrdma_sq_wqe_hdr,
-          wr.masked_atomics.wr_data.fetch_add)
+          wr.masked_atomics.wr_data.cmp_swap.compare_mask),
 ABI_FIELD(PvrdmaSqWqeHdr, pvrdma_sq_wqe_hdr,
-          wr.masked_atomics.wr_data.fetch_add.add_val)
+          wr.masked_atomics.wr_data.fetch_add),
 ABI_FIELD(PvrdmaSqWqeHdr, pvrdma_sq_wqe_hdr,
-          wr.masked_atomics.wr_data.fetch_add.field_boundary)
-ABI_FIELD(PvrdmaSqWqeHdr, pvrdma_sq_wqe_hdr, wr.fast_reg)
-ABI_FIELD(PvrdmaSqWqeHdr, pvrdma_sq_wqe_hdr, wr.fast_reg.iova_start)
-ABI_FIELD(PvrdmaSqWqeHdr, pvrdma_sq_wqe_hdr, wr.fast_reg.pl_pdir_dma)
-ABI_FIELD(PvrdmaSqWqeHdr, pvrdma_sq_wqe_hdr, wr.fast_reg.page_shift)
-ABI_FIELD(PvrdmaSqWqeHdr, pvrdma_sq_wqe_hdr, wr.fast_reg.page_list_len)
-ABI_FIELD(PvrdmaSqWqeHdr, pvrdma_sq_wqe_hdr, wr.fast_reg.length)
-ABI_FIELD(PvrdmaSqWqeHdr, pvrdma_sq_wqe_hdr, wr.fast_reg.access_flags)
-ABI_FIELD(PvrdmaSqWqeHdr, pvrdma_sq_wqe_hdr, wr.fast_reg.rkey)
-ABI_FIELD(PvrdmaSqWqeHdr, pvrdma_sq_wqe_hdr, wr.fast_reg.reserved)
-ABI_FIELD(PvrdmaSqWqeHdr, pvrdma_sq_wqe_hdr, wr.ud)
-ABI_FIELD(PvrdmaSqWqeHdr, pvrdma_sq_wqe_hdr, wr.ud.remote_qpn)
-ABI_FIELD(PvrdmaSqWqeHdr, pvrdma_sq_wqe_hdr, wr.ud.remote_qkey)
-ABI_FIELD(PvrdmaSqWqeHdr, pvrdma_sq_wqe_hdr, wr.ud.av)
-ABI_FIELD(PvrdmaSqWqeHdr, pvrdma_sq_wqe_hdr, wr.ud.av.port_pd)
-ABI_FIELD(PvrdmaSqWqeHdr, pvrdma_sq_wqe_hdr, wr.ud.av.sl_tclass_flowlabel)
-ABI_FIELD(PvrdmaSqWqeHdr, pvrdma_sq_wqe_hdr, wr.ud.av.dgid)
-ABI_FIELD(PvrdmaSqWqeHdr, pvrdma_sq_wqe_hdr, wr.ud.av.src_path_bits)
-ABI_FIELD(PvrdmaSqWqeHdr, pvrdma_sq_wqe_hdr, wr.ud.av.gid_index)
-ABI_FIELD(PvrdmaSqWqeHdr, pvrdma_sq_wqe_hdr, wr.ud.av.stat_rate)
-ABI_FIELD(PvrdmaSqWqeHdr, pvrdma_sq_wqe_hdr, wr.ud.av.hop_limit)
-ABI_FIELD(PvrdmaSqWqeHdr, pvrdma_sq_wqe_hdr, wr.ud.av.dmac)
-ABI_FIELD(PvrdmaSqWqeHdr, pvrdma_sq_wqe_hdr, wr.ud.av.reserved)
+          wr.masked_atomics.wr_data.fetch_add.add_val),
+ABI_FIELD(PvrdmaSqWqeHdr, pvrdma_sq_wqe_hdr,
+          wr.masked_atomics.wr_data.fetch_add.field_boundary),
+ABI_FIELD(PvrdmaSqWqeHdr, pvrdma_sq_wqe_hdr, wr.fast_reg),
+ABI_FIELD(PvrdmaSqWqeHdr, pvrdma_sq_wqe_hdr, wr.fast_reg.iova_start),
+ABI_FIELD(PvrdmaSqWqeHdr, pvrdma_sq_wqe_hdr, wr.fast_reg.pl_pdir_dma),
+ABI_FIELD(PvrdmaSqWqeHdr, pvrdma_sq_wqe_hdr, wr.fast_reg.page_shift),
+ABI_FIELD(PvrdmaSqWqeHdr, pvrdma_sq_wqe_hdr, wr.fast_reg.page_list_len),
+ABI_FIELD(PvrdmaSqWqeHdr, pvrdma_sq_wqe_hdr, wr.fast_reg.length),
+ABI_FIELD(PvrdmaSqWqeHdr, pvrdma_sq_wqe_hdr, wr.fast_reg.access_flags),
+ABI_FIELD(PvrdmaSqWqeHdr, pvrdma_sq_wqe_hdr, wr.fast_reg.rkey),
+ABI_FIELD(PvrdmaSqWqeHdr, pvrdma_sq_wqe_hdr, wr.fast_reg.reserved),
+ABI_FIELD(PvrdmaSqWqeHdr, pvrdma_sq_wqe_hdr, wr.ud),
+ABI_FIELD(PvrdmaSqWqeHdr, pvrdma_sq_wqe_hdr, wr.ud.remote_qpn),
+ABI_FIELD(PvrdmaSqWqeHdr, pvrdma_sq_wqe_hdr, wr.ud.remote_qkey),
+ABI_FIELD(PvrdmaSqWqeHdr, pvrdma_sq_wqe_hdr, wr.ud.av),
+ABI_FIELD(PvrdmaSqWqeHdr, pvrdma_sq_wqe_hdr, wr.ud.av.port_pd),
+ABI_FIELD(PvrdmaSqWqeHdr, pvrdma_sq_wqe_hdr, wr.ud.av.sl_tclass_flowlabel),
+ABI_FIELD(PvrdmaSqWqeHdr, pvrdma_sq_wqe_hdr, wr.ud.av.dgid),
+ABI_FIELD(PvrdmaSqWqeHdr, pvrdma_sq_wqe_hdr, wr.ud.av.src_path_bits),
+ABI_FIELD(PvrdmaSqWqeHdr, pvrdma_sq_wqe_hdr, wr.ud.av.gid_index),
+ABI_FIELD(PvrdmaSqWqeHdr, pvrdma_sq_wqe_hdr, wr.ud.av.stat_rate),
+ABI_FIELD(PvrdmaSqWqeHdr, pvrdma_sq_wqe_hdr, wr.ud.av.hop_limit),
+ABI_FIELD(PvrdmaSqWqeHdr, pvrdma_sq_wqe_hdr, wr.ud.av.dmac),
+ABI_FIELD(PvrdmaSqWqeHdr, pvrdma_sq_wqe_hdr, wr.ud.av.reserved),
 
-ABI_STRUCT(PvrdmaCqe, pvrdma_cqe)
-ABI_FIELD(PvrdmaCqe, pvrdma_cqe, wr_id)
-ABI_FIELD(PvrdmaCqe, pvrdma_cqe, qp)
-ABI_FIELD(PvrdmaCqe, pvrdma_cqe, opcode)
-ABI_FIELD(PvrdmaCqe, pvrdma_cqe, status)
-ABI_FIELD(PvrdmaCqe, pvrdma_cqe, byte_len)
-ABI_FIELD(PvrdmaCqe, pvrdma_cqe, imm_data)
-ABI_FIELD(PvrdmaCqe, pvrdma_cqe, src_qp)
-ABI_FIELD(PvrdmaCqe, pvrdma_cqe, wc_flags)
-ABI_FIELD(PvrdmaCqe, pvrdma_cqe, vendor_err)
-ABI_FIELD(PvrdmaCqe, pvrdma_cqe, pkey_index)
-ABI_FIELD(PvrdmaCqe, pvrdma_cqe, slid)
-ABI_FIELD(PvrdmaCqe, pvrdma_cqe, sl)
-ABI_FIELD(PvrdmaCqe, pvrdma_cqe, dlid_path_bits)
-ABI_FIELD(PvrdmaCqe, pvrdma_cqe, port_num)
-ABI_FIELD(PvrdmaCqe, pvrdma_cqe, smac)
-ABI_FIELD(PvrdmaCqe, pvrdma_cqe, network_hdr_type)
-ABI_FIELD(PvrdmaCqe, pvrdma_cqe, reserved2)
+ABI_STRUCT(PvrdmaCqe, pvrdma_cqe),
+ABI_FIELD(PvrdmaCqe, pvrdma_cqe, wr_id),
+ABI_FIELD(PvrdmaCqe, pvrdma_cqe, qp),
+ABI_FIELD(PvrdmaCqe, pvrdma_cqe, opcode),
+ABI_FIELD(PvrdmaCqe, pvrdma_cqe, status),
+ABI_FIELD(PvrdmaCqe, pvrdma_cqe, byte_len),
+ABI_FIELD(PvrdmaCqe, pvrdma_cqe, imm_data),
+ABI_FIELD(PvrdmaCqe, pvrdma_cqe, src_qp),
+ABI_FIELD(PvrdmaCqe, pvrdma_cqe, wc_flags),
+ABI_FIELD(PvrdmaCqe, pvrdma_cqe, vendor_err),
+ABI_FIELD(PvrdmaCqe, pvrdma_cqe, pkey_index),
+ABI_FIELD(PvrdmaCqe, pvrdma_cqe, slid),
+ABI_FIELD(PvrdmaCqe, pvrdma_cqe, sl),
+ABI_FIELD(PvrdmaCqe, pvrdma_cqe, dlid_path_bits),
+ABI_FIELD(PvrdmaCqe, pvrdma_cqe, port_num),
+ABI_FIELD(PvrdmaCqe, pvrdma_cqe, smac),
+ABI_FIELD(PvrdmaCqe, pvrdma_cqe, network_hdr_type),
+ABI_FIELD(PvrdmaCqe, pvrdma_cqe, reserved2),
 
-ABI_CONST(PVRDMA_UAR_HANDLE_MASK)
-ABI_CONST(PVRDMA_UAR_QP_OFFSET)
-ABI_CONST(PVRDMA_UAR_QP_SEND)
-ABI_CONST(PVRDMA_UAR_QP_RECV)
-ABI_CONST(PVRDMA_UAR_CQ_OFFSET)
-ABI_CONST(PVRDMA_UAR_CQ_ARM_SOL)
-ABI_CONST(PVRDMA_UAR_CQ_ARM)
-ABI_CONST(PVRDMA_UAR_CQ_POLL)
-ABI_CONST(PVRDMA_UAR_SRQ_OFFSET)
-ABI_CONST(PVRDMA_UAR_SRQ_RECV)
-ABI_CONST(PVRDMA_WR_RDMA_WRITE)
-ABI_CONST(PVRDMA_WR_RDMA_WRITE_WITH_IMM)
-ABI_CONST(PVRDMA_WR_SEND)
-ABI_CONST(PVRDMA_WR_SEND_WITH_IMM)
-ABI_CONST(PVRDMA_WR_RDMA_READ)
-ABI_CONST(PVRDMA_WR_ATOMIC_CMP_AND_SWP)
-ABI_CONST(PVRDMA_WR_ATOMIC_FETCH_AND_ADD)
-ABI_CONST(PVRDMA_WR_LSO)
-ABI_CONST(PVRDMA_WR_SEND_WITH_INV)
-ABI_CONST(PVRDMA_WR_RDMA_READ_WITH_INV)
-ABI_CONST(PVRDMA_WR_LOCAL_INV)
-ABI_CONST(PVRDMA_WR_FAST_REG_MR)
-ABI_CONST(PVRDMA_WR_MASKED_ATOMIC_CMP_AND_SWP)
-ABI_CONST(PVRDMA_WR_MASKED_ATOMIC_FETCH_AND_ADD)
-ABI_CONST(PVRDMA_WR_BIND_MW)
-ABI_CONST(PVRDMA_WR_REG_SIG_MR)
-ABI_CONST(PVRDMA_WR_ERROR)
-ABI_CONST(PVRDMA_WC_SUCCESS)
-ABI_CONST(PVRDMA_WC_LOC_LEN_ERR)
-ABI_CONST(PVRDMA_WC_LOC_QP_OP_ERR)
-ABI_CONST(PVRDMA_WC_LOC_EEC_OP_ERR)
-ABI_CONST(PVRDMA_WC_LOC_PROT_ERR)
-ABI_CONST(PVRDMA_WC_WR_FLUSH_ERR)
-ABI_CONST(PVRDMA_WC_MW_BIND_ERR)
-ABI_CONST(PVRDMA_WC_BAD_RESP_ERR)
-ABI_CONST(PVRDMA_WC_LOC_ACCESS_ERR)
-ABI_CONST(PVRDMA_WC_REM_INV_REQ_ERR)
-ABI_CONST(PVRDMA_WC_REM_ACCESS_ERR)
-ABI_CONST(PVRDMA_WC_REM_OP_ERR)
-ABI_CONST(PVRDMA_WC_RETRY_EXC_ERR)
-ABI_CONST(PVRDMA_WC_RNR_RETRY_EXC_ERR)
-ABI_CONST(PVRDMA_WC_LOC_RDD_VIOL_ERR)
-ABI_CONST(PVRDMA_WC_REM_INV_RD_REQ_ERR)
-ABI_CONST(PVRDMA_WC_REM_ABORT_ERR)
-ABI_CONST(PVRDMA_WC_INV_EECN_ERR)
-ABI_CONST(PVRDMA_WC_INV_EEC_STATE_ERR)
-ABI_CONST(PVRDMA_WC_FATAL_ERR)
-ABI_CONST(PVRDMA_WC_RESP_TIMEOUT_ERR)
-ABI_CONST(PVRDMA_WC_GENERAL_ERR)
-ABI_CONST(PVRDMA_WC_SEND)
-ABI_CONST(PVRDMA_WC_RDMA_WRITE)
-ABI_CONST(PVRDMA_WC_RDMA_READ)
-ABI_CONST(PVRDMA_WC_COMP_SWAP)
-ABI_CONST(PVRDMA_WC_FETCH_ADD)
-ABI_CONST(PVRDMA_WC_BIND_MW)
-ABI_CONST(PVRDMA_WC_LSO)
-ABI_CONST(PVRDMA_WC_LOCAL_INV)
-ABI_CONST(PVRDMA_WC_FAST_REG_MR)
-ABI_CONST(PVRDMA_WC_MASKED_COMP_SWAP)
-ABI_CONST(PVRDMA_WC_MASKED_FETCH_ADD)
-ABI_CONST(PVRDMA_WC_RECV)
-ABI_CONST(PVRDMA_WC_RECV_RDMA_WITH_IMM)
-ABI_CONST(PVRDMA_WC_GRH)
-ABI_CONST(PVRDMA_WC_WITH_IMM)
-ABI_CONST(PVRDMA_WC_WITH_INVALIDATE)
+ABI_CONST(PVRDMA_UAR_HANDLE_MASK),
+ABI_CONST(PVRDMA_UAR_QP_OFFSET),
+ABI_CONST(PVRDMA_UAR_QP_SEND),
+ABI_CONST(PVRDMA_UAR_QP_RECV),
+ABI_CONST(PVRDMA_UAR_CQ_OFFSET),
+ABI_CONST(PVRDMA_UAR_CQ_ARM_SOL),
+ABI_CONST(PVRDMA_UAR_CQ_ARM),
+ABI_CONST(PVRDMA_UAR_CQ_POLL),
+ABI_CONST(PVRDMA_UAR_SRQ_OFFSET),
+ABI_CONST(PVRDMA_UAR_SRQ_RECV),
+ABI_CONST(PVRDMA_WR_RDMA_WRITE),
+ABI_CONST(PVRDMA_WR_RDMA_WRITE_WITH_IMM),
+ABI_CONST(PVRDMA_WR_SEND),
+ABI_CONST(PVRDMA_WR_SEND_WITH_IMM),
+ABI_CONST(PVRDMA_WR_RDMA_READ),
+ABI_CONST(PVRDMA_WR_ATOMIC_CMP_AND_SWP),
+ABI_CONST(PVRDMA_WR_ATOMIC_FETCH_AND_ADD),
+ABI_CONST(PVRDMA_WR_LSO),
+ABI_CONST(PVRDMA_WR_SEND_WITH_INV),
+ABI_CONST(PVRDMA_WR_RDMA_READ_WITH_INV),
+ABI_CONST(PVRDMA_WR_LOCAL_INV),
+ABI_CONST(PVRDMA_WR_FAST_REG_MR),
+ABI_CONST(PVRDMA_WR_MASKED_ATOMIC_CMP_AND_SWP),
+ABI_CONST(PVRDMA_WR_MASKED_ATOMIC_FETCH_AND_ADD),
+ABI_CONST(PVRDMA_WR_BIND_MW),
+ABI_CONST(PVRDMA_WR_REG_SIG_MR),
+ABI_CONST(PVRDMA_WR_ERROR),
+ABI_CONST(PVRDMA_WC_SUCCESS),
+ABI_CONST(PVRDMA_WC_LOC_LEN_ERR),
+ABI_CONST(PVRDMA_WC_LOC_QP_OP_ERR),
+ABI_CONST(PVRDMA_WC_LOC_EEC_OP_ERR),
+ABI_CONST(PVRDMA_WC_LOC_PROT_ERR),
+ABI_CONST(PVRDMA_WC_WR_FLUSH_ERR),
+ABI_CONST(PVRDMA_WC_MW_BIND_ERR),
+ABI_CONST(PVRDMA_WC_BAD_RESP_ERR),
+ABI_CONST(PVRDMA_WC_LOC_ACCESS_ERR),
+ABI_CONST(PVRDMA_WC_REM_INV_REQ_ERR),
+ABI_CONST(PVRDMA_WC_REM_ACCESS_ERR),
+ABI_CONST(PVRDMA_WC_REM_OP_ERR),
+ABI_CONST(PVRDMA_WC_RETRY_EXC_ERR),
+ABI_CONST(PVRDMA_WC_RNR_RETRY_EXC_ERR),
+ABI_CONST(PVRDMA_WC_LOC_RDD_VIOL_ERR),
+ABI_CONST(PVRDMA_WC_REM_INV_RD_REQ_ERR),
+ABI_CONST(PVRDMA_WC_REM_ABORT_ERR),
+ABI_CONST(PVRDMA_WC_INV_EECN_ERR),
+ABI_CONST(PVRDMA_WC_INV_EEC_STATE_ERR),
+ABI_CONST(PVRDMA_WC_FATAL_ERR),
+ABI_CONST(PVRDMA_WC_RESP_TIMEOUT_ERR),
+ABI_CONST(PVRDMA_WC_GENERAL_ERR),
+ABI_CONST(PVRDMA_WC_SEND),
+ABI_CONST(PVRDMA_WC_RDMA_WRITE),
+ABI_CONST(PVRDMA_WC_RDMA_READ),
+ABI_CONST(PVRDMA_WC_COMP_SWAP),
+ABI_CONST(PVRDMA_WC_FETCH_ADD),
+ABI_CONST(PVRDMA_WC_BIND_MW),
+ABI_CONST(PVRDMA_WC_LSO),
+ABI_CONST(PVRDMA_WC_LOCAL_INV),
+ABI_CONST(PVRDMA_WC_FAST_REG_MR),
+ABI_CONST(PVRDMA_WC_MASKED_COMP_SWAP),
+ABI_CONST(PVRDMA_WC_MASKED_FETCH_ADD),
+ABI_CONST(PVRDMA_WC_RECV),
+ABI_CONST(PVRDMA_WC_RECV_RDMA_WITH_IMM),
+ABI_CONST(PVRDMA_WC_GRH),
+ABI_CONST(PVRDMA_WC_WITH_IMM),
+ABI_CONST(PVRDMA_WC_WITH_INVALIDATE),

@@ -11,13 +11,9 @@
 #include "hw/rdma/vmw/pvrdma_abi.h"
 #include "pvrdma-abi.h"
 
-#define ABI_STRUCT(o, k) \
-    { "sizeof(" #o ")", sizeof(o) }, \
-    { "_Alignof(" #o ")", _Alignof(o) },
-#define ABI_FIELD(o, k, f) \
-    { "offsetof(" #o ", " #f ")", offsetof(o, f) }, \
-    { "sizeof(" #o "." #f ")", sizeof(((o *)0)->f) },
-#define ABI_CONST(n) { #n, (uint32_t)(n) },
+#define ABI_STRUCT(o, k) { #o, sizeof(o), _Alignof(o) }
+#define ABI_FIELD(o, k, f) { #o "." #f, offsetof(o, f), sizeof_field(o, f) }
+#define ABI_CONST(n) { #n, (uint32_t)(n), 0 }
 
 static const PvrdmaAbiFact pvrdma_abi_ours[] = {
 #include "pvrdma-abi-list.h"
@@ -33,9 +29,11 @@ static void test_uapi(void)
         const PvrdmaAbiFact *k = &pvrdma_abi_linux[i];
 
         g_assert_cmpstr(o->what, ==, k->what);
-        if (o->value != k->value) {
-            g_test_message("%s: ours %" PRIu64 ", Linux %" PRIu64,
-                           o->what, o->value, k->value);
+        if (o->a != k->a || o->b != k->b) {
+            g_test_message("%s: ours %" PRIu64 "/%" PRIu64 ", Linux %"
+                           PRIu64 "/%" PRIu64 " (size/alignment, "
+                           "offset/size or value)", o->what, o->a, o->b,
+                           k->a, k->b);
             bad++;
         }
     }

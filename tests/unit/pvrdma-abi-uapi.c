@@ -9,13 +9,10 @@
 #include <rdma/vmw_pvrdma-abi.h>
 #include "pvrdma-abi.h"
 
-#define ABI_STRUCT(o, k) \
-    { "sizeof(" #o ")", sizeof(struct k) }, \
-    { "_Alignof(" #o ")", _Alignof(struct k) },
+#define ABI_STRUCT(o, k) { #o, sizeof(struct k), _Alignof(struct k) }
 #define ABI_FIELD(o, k, f) \
-    { "offsetof(" #o ", " #f ")", offsetof(struct k, f) }, \
-    { "sizeof(" #o "." #f ")", sizeof(((struct k *)0)->f) },
-#define ABI_CONST(n) { #n, (uint32_t)(n) },
+    { #o "." #f, offsetof(struct k, f), sizeof_field(struct k, f) }
+#define ABI_CONST(n) { #n, (uint32_t)(n), 0 }
 
 const PvrdmaAbiFact pvrdma_abi_linux[] = {
 #include "pvrdma-abi-list.h"
