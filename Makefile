@@ -138,7 +138,7 @@ bench-migration: build
 	@bash tests/bench/migration-bench.sh $(BUILD)
 
 clean:
-	rm -rf $(BUILD)/qemu $(BUILD)/qemu-asan $(BUILD)/guest $(BUILD)/bench \
+	rm -rf $(BUILD)/qemu $(BUILD)/qemu-asan $(BUILD)/guest $(BUILD)/guest-arm64 $(BUILD)/bench \
 		$(BUILD)/hostvm
 
 distclean:
