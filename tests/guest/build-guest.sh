@@ -61,11 +61,13 @@ user_bins=(
     ibv_devinfo ibv_devices ibv_rc_pingpong ibv_uc_pingpong ibv_ud_pingpong
     ibv_srq_pingpong ibv_xsrq_pingpong ibv_asyncwatch
     rping ucmatose udaddy rstream
+    rdma_server rdma_client rcopy riostream
     ib_send_bw ib_write_bw ib_read_bw ib_atomic_bw
     ib_send_lat ib_write_lat ib_read_lat ib_atomic_lat
     rdma ip kmod stdbuf
     dd
     ucx_perftest ucx_info
+    qperf fi_pingpong fi_info
 )
 # NFS user space (init's nfs_rdma): not installed on this host, which
 # would start an NFS server here, but downloaded (apt-get download) with
@@ -79,7 +81,7 @@ nfs_bins=(/sbin/mount.nfs /sbin/rpcbind /usr/sbin/rpcinfo /usr/sbin/rpc.mountd
 host_pkgs=(busybox-static cpio kmod gzip xz-utils make gcc dkms libibverbs-dev
            rdma-core ibverbs-providers ibverbs-utils rdmacm-utils perftest
            iproute2 libc-bin coreutils seabios ipxe-qemu ucx-utils
-           libtirpc-common netbase)
+           libtirpc-common netbase qperf libfabric-bin)
 
 mkdir -p "$outdir"
 outdir=$(cd "$outdir" && pwd)
@@ -274,7 +276,7 @@ fi
 pkg_versions=$(dpkg-query -W -f='${Package}=${Version}\n' \
     busybox-static kmod rdma-core ibverbs-providers ibverbs-utils \
     rdmacm-utils perftest iproute2 coreutils libc6 libibverbs1 librdmacm1 \
-    ucx-utils libucx0 2>/dev/null || true)
+    ucx-utils libucx0 qperf libfabric-bin libfabric1 2>/dev/null || true)
 initrd_key=$( {
     echo "$abi $src_ver $img_ver"
     echo "$modules"

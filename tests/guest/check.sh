@@ -413,6 +413,83 @@ chk_ucx() {   # TEXT
         echo "errors: $(grep -m2 'UCX  ERROR' <<<"$s" | sed 's/.*UCX  ERROR //' | tr '\n' ' ')"
 }
 
+# librdmacm's rdma_server/rdma_client: each prints "end 0" when its one
+# SEND and RECV completed (the 16 bytes they exchange carry no pattern).
+chk_rdma_server() {   # TEXT
+    local s=$1
+    dp_side "$s" server | grep -qx 'rdma_server: end 0' || echo "server: no 'rdma_server: end 0'"
+    dp_side "$s" client | grep -qx 'rdma_client: end 0' || echo "client: no 'rdma_client: end 0'"
+}
+# rcopy: the file the client sent and the one the server received have
+# the same size and sha256; rcopy's client prints its rate, its server
+# "closing...done".
+chk_rcopy() {   # TEXT
+    local s=$1 srv cli a b
+    srv=$(dp_side "$s" server)
+    cli=$(dp_side "$s" client)
+    a=$(echo "$cli" | sed -n 's/^client: sending [^ ]*: \([0-9]*\) bytes sha256 \([0-9a-f]*\)$/\1 \2/p' | head -1)
+    b=$(echo "$srv" | sed -n 's/^server: received [^ ]*: \([0-9]*\) bytes sha256 \([0-9a-f]*\)$/\1 \2/p' | head -1)
+    [ -n "$a" ] || echo "client: no 'client: sending FILE: N bytes sha256 H'"
+    [ -n "$b" ] || echo "server: no 'server: received FILE: N bytes sha256 H'"
+    [ -z "$a" ] || [ -z "$b" ] || [ "$a" = "$b" ] ||
+        echo "the server received ${b% *} bytes sha256 ${b#* }, the client sent ${a% *} bytes sha256 ${a#* }"
+    grep -qE '^[0-9]+ bytes in [0-9.]+ seconds = [0-9.]+ Gb/sec$' <<<"$cli" ||
+        echo "client: no '<bytes> bytes in <t> seconds = <r> Gb/sec'"
+    grep -q 'closing\.\.\.done' <<<"$srv" || echo "server: no 'closing...done'"
+    echo "$srv$cli" | grep -m3 'FAILED' | sed 's/^/failed step: /'
+}
+# riostream -T v: both sides print the result row of their custom test
+# ("custom SIZE XFERS ITERS TOTAL TIMEs GB/S USEC"); a transfer that does
+# not hold the pattern ends the program with "data verification failed
+# byte N", a failed call with perror's "riowrite: ...", "rpoll: ..." etc.
+chk_riostream() {   # TEXT
+    local s=$1 side out
+    for side in server client; do
+        out=$(dp_side "$s" $side)
+        grep -q '^name  *bytes  *xfers  *iters' <<<"$out" || echo "$side: no result header"
+        echo "$out" | awk '$1 == "custom" && NF == 8 { ok = 1 } END { exit !ok }' ||
+            echo "$side: no result row 'custom ...'"
+        echo "$out" | grep -m2 -E 'verification failed|^(riowrite|rrecv|rsend|rpoll|rconnect|raccept|riomap|async rconnect|rsocket|rbind|rlisten)[:]' |
+            sed "s/^/$side: /"
+    done
+}
+# qperf: each test's name line and its figure (rc_bw "bw =", rc_lat
+# "latency =", the ver_rc_* atomics "msg_rate =", which check every
+# result and stop with "mismatch, sequence ..." otherwise); qperf reports
+# its own and the server's errors on the client.  Only the last run
+# counts: the client runs again when RDMA-CM rejected its connection
+# (init's qperf_client_sh: qperf's own race), at most 3 times.
+chk_qperf() {   # TEXT
+    local s=$1 cli t want
+    cli=$(dp_side "$s" client | awk '/^client: qperf: RDMA-CM rejected/ { out = ""; next } { out = out $0 "\n" } END { printf "%s", out }')
+    for t in $(echo "$s" | sed -n 's/^client: .* qperf[^ ]* //p' | head -1); do
+        case $t in
+            rc_bw) want=bw ;;
+            rc_lat) want=latency ;;
+            ver_rc_*|rc_compare_swap_mr|rc_fetch_add_mr) want=msg_rate ;;
+            *) continue ;;
+        esac
+        echo "$cli" | awk -v t="$t:" -v w="$want" '$0 == t { on = 1; next }
+            on && $1 == w && $2 == "=" && $3 ~ /^[0-9.]+$/ { ok = 1 } /^[^ ]/ { on = 0 }
+            END { exit !ok }' || echo "client: no '$t' with '$want = <n>'"
+    done
+    echo "$cli" | grep -m3 -iE 'mismatch|failed|error|unexpected' | sed 's/^/client: /'
+}
+# fi_pingpong -c: both sides print the row of their transfer size with
+# every message sent and acknowledged ("4k 100 =100 ..."); a buffer that
+# fails the check ends it with an error.
+chk_fi_pingpong() {   # TEXT
+    local s=$1 n side out
+    n=$(dp_opt "$s" -I 10)
+    for side in server client; do
+        out=$(dp_side "$s" $side)
+        grep -q '^bytes  *#sent  *#ack' <<<"$out" || echo "$side: no result header"
+        echo "$out" | awk -v n="$n" '$2 == n && $3 == "=" n { ok = 1 } END { exit !ok }' ||
+            echo "$side: no result row '<size> $n =$n ...'"
+        echo "$out" | grep -m2 -E '^\[error\]|\(\): .*ret=-|[Dd]ata check' | sed "s/^/$side: /"
+    done
+}
+
 # NVMe-oF over RDMA (init's nvmeof_rdma: server = target, client = host):
 # each step prints its own line, failures say "FAILED".  The host must have
 # connected, seen the namespace, written the pattern in 5 block sizes, read
@@ -587,6 +664,19 @@ t_rping() { dp rping rping chk_rping; }
 t_ucx_put_bw() { dp ucx-put-bw ucx_put_bw chk_ucx; }
 t_ucx_get() { dp ucx-get ucx_get chk_ucx; }
 t_ucx_fadd() { dp ucx-fadd ucx_fadd chk_ucx; }
+t_rdma_server() { dp rdma-server rdma_server chk_rdma_server; }
+t_rcopy() { dp rcopy rcopy chk_rcopy; }
+t_riostream() { dp riostream riostream chk_riostream; }
+t_riostream_async() { dp riostream-async riostream_async chk_riostream; }
+t_qperf() {
+    local n
+    n=$(dp_side "$(section qperf)" client | grep -c '^client: qperf: RDMA-CM rejected')
+    [ "$n" = 0 ] || dp_detail="run $((n + 1)) times: RDMA-CM rejected $n connection(s), qperf's race"
+    dp qperf qperf chk_qperf
+    dp_detail=
+}
+t_fi_pingpong() { dp fi-pingpong fi_pingpong chk_fi_pingpong; }
+t_fi_pingpong_rdm() { dp fi-pingpong-rdm fi_pingpong_rdm chk_fi_pingpong; }
 # The guest's client against a peer outside it (slow.sh: the lane-3 host
 # VM); the script that ran the peer adds its side as "--- server".
 t_peer_rc_pingpong() { dp peer-rc-pingpong peer_rc_pingpong chk_pingpong; }

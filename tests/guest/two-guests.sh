@@ -37,7 +37,17 @@
 #                     proto=rdma, port 20049: nfsd in B, the mounts in
 #                     A; 16 and 64 MiB files per version, written, read
 #                     back after a remount and compared on both sides;
-#                     give it --timeout 300).  An entry
+#                     give it --timeout 300); issue 27's workloads, each
+#                     with its own data check: rdma_server (librdmacm's
+#                     rdma_server and rdma_client), rcopy (a 4 MiB file
+#                     copied, sha256 compared; IPv4 only), riostream and
+#                     riostream_async (rsockets' riowrite, -T v verifying
+#                     every 64 KiB transfer; _async: -T a, rpoll()),
+#                     qperf (-cm1: rc_bw, rc_lat and the verifying
+#                     ver_rc_fetch_add and ver_rc_compare_swap; IPv4
+#                     only), fi_pingpong (libfabric's verbs provider, msg
+#                     endpoint, -c) and fi_pingpong_rdm (ofi_rxm over
+#                     verbs, rdm endpoint, -c, FI_UNIVERSE_SIZE=64).  An entry
 #                     PROGRAM:[SIZE][:ITERS] has its own size and iterations
 #                     (instead of --size, --iters), so that one boot can run
 #                     a program several times: its pair is named
@@ -49,7 +59,9 @@
 #                     count; nvmeof_rdma: ITERS more rounds of writing
 #                     and reading back its 8 MiB, SIZE unused; nfs_rdma:
 #                     one file of SIZE bytes (whole MiB) per version
-#                     instead of 16 and 64 MiB, ITERS unused)
+#                     instead of 16 and 64 MiB, ITERS unused; rcopy: a
+#                     file of SIZE bytes (whole MiB); riostream,
+#                     fi_pingpong: SIZE bytes per transfer, ITERS of them)
 #   --gids LIST       GID families: ipv4 (the IPv4-mapped GID), ipv6 (the
 #                     link-local GID); default ipv4,ipv6
 #   --iters N         iterations (-n; rping -C stays 10; default 100)
@@ -203,7 +215,7 @@ done
 # console sections, and check.sh's test names (_ -> -).  entries: the
 # list as init gets it (NAME or NAME:SIZE[:ITERS]); scens: the plain
 # entries; tagged: K:NAME:SIZE:ITERS of the others (init's NAME@K).
-known=" rc_pingpong ud_pingpong srq_pingpong ib_send_bw ib_send_bw_ud ib_write_bw ib_read_bw ib_atomic_bw ib_send_lat ib_send_lat_ud ib_write_lat ib_read_lat rping nvmeof_rdma nfs_rdma ucx_put_bw ucx_get ucx_fadd "
+known=" rc_pingpong ud_pingpong srq_pingpong ib_send_bw ib_send_bw_ud ib_write_bw ib_read_bw ib_atomic_bw ib_send_lat ib_send_lat_ud ib_write_lat ib_read_lat rping nvmeof_rdma nfs_rdma ucx_put_bw ucx_get ucx_fadd rdma_server rcopy riostream riostream_async qperf fi_pingpong fi_pingpong_rdm "
 entries=() scens=() tagged=()
 k=0
 for p in $(echo "$programs" | tr ',' ' '); do
