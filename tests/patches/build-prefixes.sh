@@ -80,7 +80,8 @@ targets() {
     local t all
     all=$(ninja -C "$out" -t targets all 2>/dev/null | cut -d: -f1)
     echo qemu-system-x86_64
-    for t in "$src"/tests/qtest/pvrdma-*-test.c "$src"/tests/unit/rdma-*-test.c; do
+    for t in "$src"/tests/qtest/pvrdma-*test.c "$src"/tests/unit/pvrdma-*test.c \
+             "$src"/tests/unit/rdma-*test.c; do
         [ -e "$t" ] || continue
         t=${t#"$src"/}
         t=${t%.c}
@@ -157,4 +158,11 @@ for c in "${commits[@]}"; do
         failed=$((failed + 1))
     fi
 done
+# The last tree as a build to run: its firmware, as scripts/build-qemu.sh
+# gives a build (make check-slow's patches-build runs the qtests on it).
+if [ "$failed" = 0 ] && ! bash "$top/scripts/qemu-firmware.sh" "$src" "$out" >"$dir/firmware.log" 2>&1; then
+    echo "not ok $((n + 1)) firmware for $out"
+    tail -n 5 "$dir/firmware.log" | sed 's/^/  # /'
+    failed=1
+fi
 [ "$failed" = 0 ]
