@@ -30,7 +30,8 @@
 # rxe (lane 3: in a TCG host
 # VM with Linux Soft-RoCE rxe0, the rdmacm-mux tests, lane "mux", and the
 # qtests on ibdev=rxe0, lane "qtest-rxe"), fuzz (the device's libFuzzer
-# build: every committed input replayed, then 3 minutes of fuzzing) and
+# build: every committed input replayed, then a minute of fuzzing;
+# PVRDMA_CHECK_FUZZ_SECONDS sets it, make fuzz fuzzes for longer) and
 # mux-fuzz (rdmacm-mux's fuzz corpus replayed), install (make install into
 # a DESTDIR, the installed QEMU runs, make uninstall), libvirt (that
 # installed tree run by Debian's libvirtd 9.0 from domain XML: virsh start,
@@ -370,9 +371,9 @@ for lane in "${lanes[@]}"; do
         ;;
     fuzz)
         run_script fuzz '^(\[fuzz\] (FAIL|replay on)|executions:|crashes:|  /|coverage )' \
-            "libFuzzer on the device: committed inputs, then ${PVRDMA_CHECK_FUZZ_SECONDS:-180} s" \
+            "libFuzzer on the device: committed inputs, then ${PVRDMA_CHECK_FUZZ_SECONDS:-60} s" \
             "$top/tests/fuzz/run.sh" "$top" "$build/fuzz" --replay \
-            --seconds "${PVRDMA_CHECK_FUZZ_SECONDS:-180}"
+            --seconds "${PVRDMA_CHECK_FUZZ_SECONDS:-60}"
         ;;
     install)
         run_script install '^not ok' \
