@@ -54,7 +54,8 @@ git -C "$src" fetch -q "$applied" +HEAD:refs/heads/series ||
     { echo "not ok 1 git fetch $applied"; exit 1; }
 mapfile -t commits < <(git -C "$src" rev-list --reverse series)
 
-# Configure once, at the base, with the options of scripts/build-qemu.sh.
+# Configure once, with the options of scripts/build-qemu.sh for x86_64
+# (rdmacm-mux below, once the series has its option).
 opts=(
     --target-list=x86_64-softmmu
     --python=/usr/bin/python3
@@ -143,6 +144,15 @@ for c in "${commits[@]}"; do
             failed=$((failed + 1))
             break
         }
+    fi
+    # rdmacm-mux is a feature (off with --without-default-features) from
+    # the patch that adds its option on: build-qemu.sh enables it.
+    if grep -q "^option('rdmacm_mux'" "$src/meson_options.txt" &&
+       ! grep -qx 'enabled' "$dir/rdmacm-mux" 2>/dev/null; then
+        "$out/pyvenv/bin/meson" configure "$out" -Drdmacm_mux=enabled >>"$log" 2>&1 &&
+            echo enabled >"$dir/rdmacm-mux"
+    elif ! grep -q "^option('rdmacm_mux'" "$src/meson_options.txt"; then
+        rm -f "$dir/rdmacm-mux"
     fi
     # A first ninja run lets meson regenerate, so that targets() sees the
     # prefix's test targets.

@@ -12,12 +12,14 @@
 # (docs-build.sh) and every prefix of the series is built (build-prefixes.sh);
 # building the applied tree and running its qtests is patches-build's.
 #   run.sh <project-dir> <build-dir> [--prefixes]
-# Prints "ok N what" / "not ok N what" and "patches: N passed, N failed".
+# Prints "ok N what" / "not ok N what" and "patches: N passed, N failed"
+# (PATCHES_LANE names the lane otherwise, e.g. patches-10.2).
 set -uo pipefail
 
 top=$(cd "$1" && pwd)
 build=$(cd "$2" && pwd)
 prefixes=${PATCHES_PREFIXES:-0}
+lane=${PATCHES_LANE:-patches}
 [ "${3:-}" = --prefixes ] && prefixes=1
 series=$build/patches/series
 tree=$build/patches-applied
@@ -39,7 +41,7 @@ if AUTHOR=$author python3 "$top/scripts/make-patches.py" "$top" "$build" >"$log"
     tap_result OK "make patches: $(ls "$series" | wc -l) files in ${series#"$top"/} ($((SECONDS - start)) s)"
 else
     tap_result FAIL "make patches" "$log"
-    tap_summary patches
+    tap_summary "$lane"
     exit 0
 fi
 
@@ -133,4 +135,4 @@ if [ "$prefixes" = 1 ]; then
         tap_result FAIL "every prefix of the series builds: $(grep -c '^not ok ' "$log") of $(grep -c 'ok ' "$log") failed" "$log"
     fi
 fi
-tap_summary patches
+tap_summary "$lane"
