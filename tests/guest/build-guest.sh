@@ -9,9 +9,10 @@
 #   - an initramfs (cpio newc, gzip) holding busybox-static, the RDMA and
 #     vmxnet3 modules, kmod, and the RDMA user space copied from this host
 #     with all of its shared libraries; its /init is tests/guest/init,
-#   - NFS user space (nfs-common, nfs-kernel-server, rpcbind) for the
-#     NFS-over-RDMA scenario: apt-get download'ed and extracted into
-#     <outdir>/nfs/root, never installed on this host,
+#   - user space whose packages would start daemons on this host: NFS
+#     (nfs-common, nfs-kernel-server, rpcbind) for the NFS-over-RDMA
+#     scenario, open-iscsi for iSER: apt-get download'ed and extracted
+#     into <outdir>/debs/root, never installed on this host,
 #   - tests/bench/doorbell-cost.c, compiled here against the host's
 #     libibverbs (make bench's doorbell figures), and
 #     tests/guest/linger-qp.c, the preload library that holds a QP's
@@ -53,7 +54,10 @@ die() { printf '[guest] error: %s\n' "$*" >&2; exit 1; }
 # nvme-rdma, nvmet-rdma and brd: the NVMe-oF scenario (host, target, RAM disk).
 # button and evdev: the ACPI power button (pvrdma.acpi=1: virsh shutdown in lane libvirt).
 # nfsd, nfs, nfsv3, nfsv4 and rpcrdma (svcrdma and xprtrdma): NFS over RDMA.
-modules=${GUEST_MODULES:-configfs ib_core ib_uverbs ib_umad ib_cm iw_cm rdma_cm rdma_ucm vmxnet3 vmw_pvrdma crc32_generic rdma_rxe nvme-rdma nvmet-rdma brd button evdev nfsd nfs nfsv3 nfsv4 rpcrdma}
+# ib_isert (LIO's iSER target, with target_core_iblock over brd; its login
+# asks the crypto API for crc32c, crc32c_generic), ib_iser (open-iscsi's
+# iSER initiator) and sd_mod (its SCSI disk): iSER.
+modules=${GUEST_MODULES:-configfs ib_core ib_uverbs ib_umad ib_cm iw_cm rdma_cm rdma_ucm vmxnet3 vmw_pvrdma crc32_generic rdma_rxe nvme-rdma nvmet-rdma brd button evdev nfsd nfs nfsv3 nfsv4 rpcrdma ib_isert target_core_iblock crc32c_generic ib_iser sd_mod}
 
 # User space copied into the guest (found in PATH on the host).  dd is
 # coreutils' (the NVMe-oF scenario's O_DIRECT I/O wants its aligned buffers).
@@ -69,13 +73,16 @@ user_bins=(
     ucx_perftest ucx_info
     qperf fi_pingpong fi_info
 )
-# NFS user space (init's nfs_rdma): not installed on this host, which
-# would start an NFS server here, but downloaded (apt-get download) with
-# the libraries of theirs the host lacks, and extracted into
-# <outdir>/nfs/root; the programs are copied from that tree.
-nfs_pkgs=(nfs-common nfs-kernel-server rpcbind)
-nfs_bins=(/sbin/mount.nfs /sbin/rpcbind /usr/sbin/rpcinfo /usr/sbin/rpc.mountd
-          /usr/sbin/exportfs /usr/sbin/rpc.nfsd /usr/sbin/nfsstat)
+# NFS user space (init's nfs_rdma) and open-iscsi (init's iser): not
+# installed on this host, which would start an NFS server and iscsid
+# here, but downloaded (apt-get download) with the libraries of theirs
+# the host lacks, and extracted into <outdir>/debs/root; the programs
+# (and dl_files) are copied from that tree.
+dl_pkgs=(nfs-common nfs-kernel-server rpcbind open-iscsi)
+dl_bins=(/sbin/mount.nfs /sbin/rpcbind /usr/sbin/rpcinfo /usr/sbin/rpc.mountd
+         /usr/sbin/exportfs /usr/sbin/rpc.nfsd /usr/sbin/nfsstat
+         /sbin/iscsid /sbin/iscsiadm /sbin/iscsi-iname)
+dl_files=(/etc/iscsi/iscsid.conf)
 # Host packages that provide the above, the tools to assemble the guest,
 # and the firmware run-guest.sh hands to QEMU.
 host_pkgs=(busybox-static cpio kmod gzip xz-utils make gcc dkms libibverbs-dev
@@ -192,46 +199,46 @@ else
     say "vmw_pvrdma.ko for $abi already installed"
 fi
 
-# --- NFS user space ----------------------------------------------------------
-# The candidate versions of the NFS packages and of the libraries they
+# --- downloaded user space (NFS, open-iscsi) ---------------------------------
+# The candidate versions of the packages (dl_pkgs) and of the libraries they
 # depend on that the host has not installed; downloaded and extracted
 # again when one of them changes.
-nfs_dir=$outdir/nfs
-nfs_root=$nfs_dir/root
+dl_dir=$outdir/debs
+dl_root=$dl_dir/root
 candidate() { apt-cache policy "$1" 2>/dev/null | awk '$1 == "Candidate:" { print $2; exit }'; }
-nfs_want=()
-for p in "${nfs_pkgs[@]}"; do
+dl_want=()
+for p in "${dl_pkgs[@]}"; do
     v=$(candidate "$p")
     [ -n "$v" ] && [ "$v" != "(none)" ] ||
         die "apt-cache policy $p names no candidate (run scripts/apt-setup.sh, which runs apt-get update)"
-    nfs_want+=("$p=$v")
+    dl_want+=("$p=$v")
 done
-for p in $(apt-cache depends "${nfs_pkgs[@]}" 2>/dev/null |
+for p in $(apt-cache depends "${dl_pkgs[@]}" 2>/dev/null |
            awk '$1 == "Depends:" && $2 ~ /^lib/ { print $2 }' | sort -u); do
     dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q 'ok installed' && continue
     v=$(candidate "$p")
     [ -n "$v" ] && [ "$v" != "(none)" ] || die "apt-cache policy $p names no candidate"
-    nfs_want+=("$p=$v")
+    dl_want+=("$p=$v")
 done
-nfs_key=$(printf '%s\n' "${nfs_want[@]}")
-if [ "$(cat "$nfs_dir/.stamp" 2>/dev/null)" != "$nfs_key" ] || [ ! -d "$nfs_root" ]; then
-    rm -rf "$nfs_dir"
-    mkdir -p "$nfs_dir/dl" "$nfs_root"
-    say "downloading ${nfs_want[*]}"
-    (cd "$nfs_dir/dl" && apt-get download -qq "${nfs_want[@]}" 2>&1 |
+dl_key=$(printf '%s\n' "${dl_want[@]}")
+if [ "$(cat "$dl_dir/.stamp" 2>/dev/null)" != "$dl_key" ] || [ ! -d "$dl_root" ]; then
+    rm -rf "$dl_dir"
+    mkdir -p "$dl_dir/dl" "$dl_root"
+    say "downloading ${dl_want[*]}"
+    (cd "$dl_dir/dl" && apt-get download -qq "${dl_want[@]}" 2>&1 |
         grep -v '^W: Download is performed unsandboxed' >&2) || true
-    for pv in "${nfs_want[@]}"; do
-        deb=$(ls "$nfs_dir/dl/${pv%%=*}_"*.deb 2>/dev/null | head -1 || true)
+    for pv in "${dl_want[@]}"; do
+        deb=$(ls "$dl_dir/dl/${pv%%=*}_"*.deb 2>/dev/null | head -1 || true)
         [ -n "$deb" ] || die "apt-get download ${pv} gave no .deb (is the Debian archive reachable?)"
-        dpkg-deb -x "$deb" "$nfs_root" || die "dpkg-deb -x $deb failed"
+        dpkg-deb -x "$deb" "$dl_root" || die "dpkg-deb -x $deb failed"
     done
-    for b in "${nfs_bins[@]}"; do
-        [ -e "$nfs_root$b" ] || die "the NFS packages hold no $b"
+    for b in "${dl_bins[@]}" "${dl_files[@]}"; do
+        [ -e "$dl_root$b" ] || die "the packages ${dl_pkgs[*]} hold no $b"
     done
-    rm -rf "$nfs_dir/dl"
-    echo "$nfs_key" >"$nfs_dir/.stamp"
+    rm -rf "$dl_dir/dl"
+    echo "$dl_key" >"$dl_dir/.stamp"
 else
-    say "NFS user space up to date (${nfs_want[*]})"
+    say "downloaded user space up to date (${dl_want[*]})"
 fi
 
 # --- initramfs -------------------------------------------------------------
@@ -282,7 +289,7 @@ initrd_key=$( {
     echo "$modules"
     echo "${user_bins[*]}"
     echo "$pkg_versions"
-    echo "$nfs_key"
+    echo "$dl_key"
     sha256sum "$init_script" "${BASH_SOURCE[0]}" "$here/lib.sh" "$ko" "$dbcost" "$linger" | awk '{print $1}'
 } | sha256sum | awk '{print $1}')
 
@@ -323,25 +330,28 @@ else
     for p in "${bin_paths[@]}"; do
         put_elf "$p"
     done
-    # NFS user space from its extracted tree: the programs at their own
+    # NFS and open-iscsi from their extracted tree: the programs at their own
     # paths, their libraries from the tree where the host lacks them
-    nfs_libpath=$nfs_root/lib/x86_64-linux-gnu:$nfs_root/usr/lib/x86_64-linux-gnu
-    for p in "${nfs_bins[@]}"; do
+    dl_libpath=$dl_root/lib/x86_64-linux-gnu:$dl_root/usr/lib/x86_64-linux-gnu
+    for p in "${dl_bins[@]}"; do
         d=$stage$p
         mkdir -p "$(dirname "$d")"
-        cp -L "$nfs_root$p" "$d" || die "could not copy $nfs_root$p"
-        out=$(LD_LIBRARY_PATH=$nfs_libpath ldd "$nfs_root$p" 2>&1) || die "ldd $nfs_root$p failed: $out"
+        cp -L "$dl_root$p" "$d" || die "could not copy $dl_root$p"
+        out=$(LD_LIBRARY_PATH=$dl_libpath ldd "$dl_root$p" 2>&1) || die "ldd $dl_root$p failed: $out"
         echo "$out" | grep -q 'not found' &&
-            die "$p needs libraries found neither on the host nor in $nfs_root: $(echo "$out" | grep 'not found' | tr -s ' \t' ' ')"
+            die "$p needs libraries found neither on the host nor in $dl_root: $(echo "$out" | grep 'not found' | tr -s ' \t' ' ')"
         for lib in $(echo "$out" | awk '$2 == "=>" && $3 ~ /^\// {print $3} $1 ~ /^\// {print $1}'); do
             case $lib in
-                "$nfs_root"/*)
-                    d=$stage${lib#"$nfs_root"}
+                "$dl_root"/*)
+                    d=$stage${lib#"$dl_root"}
                     [ -e "$d" ] || { mkdir -p "$(dirname "$d")" && cp -L "$lib" "$d"; } ||
                         die "could not copy $lib" ;;
                 *) put "$lib" ;;
             esac
         done
+    done
+    for f in "${dl_files[@]}"; do
+        mkdir -p "$(dirname "$stage$f")" && cp "$dl_root$f" "$stage$f" || die "could not copy $dl_root$f"
     done
     ln -sf mount.nfs "$stage/sbin/umount.nfs"
     ln -sf mount.nfs "$stage/sbin/mount.nfs4"
@@ -407,7 +417,7 @@ else
 
     # Sanity check: every program and provider resolves all of its
     # libraries inside the stage, with the stage's own loader and cache.
-    for p in "${bin_paths[@]}" "${own_bins[@]}" "$prov_dir"/*.so "${nfs_bins[@]}"; do
+    for p in "${bin_paths[@]}" "${own_bins[@]}" "$prov_dir"/*.so "${dl_bins[@]}"; do
         out=$(chroot "$stage" /lib64/ld-linux-x86-64.so.2 --list "$p" 2>&1) ||
             die "$p does not link inside the initramfs: $out"
         if echo "$out" | grep -q 'not found'; then

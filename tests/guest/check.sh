@@ -621,6 +621,43 @@ chk_nfs() {   # TEXT
     [ -z "$l" ] || echo "kernel log: $(echo "$l" | head -3 | tr '\n' '|')"
 }
 
+# iSER (init's iser: server = LIO target, client = open-iscsi): the
+# target must have enabled its portal with iSER and found the host's
+# pattern in its RAM disk, then torn everything down; the host must have
+# discovered the target and logged in over the iser interface (a session
+# "iser: [N] IP:PORT,1 IQN"), seen the LUN as a SCSI disk, written the
+# pattern and read it back identical twice, and logged out with the disk
+# gone.  The kernel log must hold no iSCSI/iSER error line.
+iser_klog_errors() {
+    klog | grep -vi 'command line: ' | grep -iE 'iscsi|iser|isert|target|sd [0-9]|sd[a-z]' |
+        grep -v 'db_root: cannot open: /etc/target' | grep -v 'Unable to load target_core_' |
+        grep -iE 'fail|error|unable|timed? ?out|timeout|cannot|could ?n.?t|invalid|reject|abort|reset|recover'
+}
+chk_iser() {   # TEXT
+    local s=$1 srv cli a b l n
+    srv=$(dp_side "$s" server)
+    cli=$(dp_side "$s" client)
+    grep -qE '^target: target .* enabled: portal [0-9.]+:[0-9]+ iser=1, ' <<<"$srv" || echo "target: no portal with iser=1 enabled"
+    grep -qE "^host: discovery -I iser: $ip4:[0-9]+,1 " <<<"$cli" || echo "host: discovery over iser did not find the target at $ip4"
+    grep -qE "^host: session: iser: \[[0-9]+\] $ip4:[0-9]+,1 " <<<"$cli" || echo "host: no iser session to $ip4"
+    grep -qE '^host: disk sd[a-z]+: [0-9]+ sectors' <<<"$cli" || echo "host: no SCSI disk"
+    a=$(echo "$cli" | sed -n 's/^host: wrote \([0-9]*\) bytes sha256 \([0-9a-f]*\) .*/\1 \2/p' | head -1)
+    b=$(echo "$srv" | sed -n 's/^target: backing store [^ ]* holds the pattern: \([0-9]*\) bytes sha256 \([0-9a-f]*\)$/\1 \2/p' | head -1)
+    [ -n "$a" ] || echo "host: the pattern was not written"
+    [ -n "$a" ] && [ "$a" = "$b" ] || echo "target: the backing store does not hold the host's pattern (host: ${a:-none}, target: ${b:-none})"
+    n=$(echo "$cli" | grep -cE '^host: read back bs=[0-9]+, [0-9]+ bytes: identical')
+    [ "$n" = 2 ] || echo "host: $n of 2 read-backs identical"
+    grep -q '^host: logged out: no session' <<<"$cli" || echo "host: not logged out"
+    grep -q '^host: ib_iser unloaded$' <<<"$cli" || echo "host: ib_iser not unloaded"
+    grep -q '^target: torn down: ' <<<"$srv" || echo "target: not torn down"
+    echo "$srv$cli" | grep -m3 'FAILED' | sed 's/^/failed step: /'
+    l=$(iser_klog_errors)
+    [ -z "$l" ] || echo "kernel log: $(echo "$l" | wc -l) iSCSI/iSER error lines: $(echo "$l" | head -3 | tr '\n' '|')"
+    l=$(klog | awk '/Loading iSCSI transport class|brd: module loaded/ { on = 1 } on' |
+        grep -E 'BUG:|Oops|WARNING: CPU|Call Trace|general protection|RIP: |soft lockup|hung_task|blocked for more than')
+    [ -z "$l" ] || echo "kernel log: $(echo "$l" | head -3 | tr '\n' '|')"
+}
+
 # dp TEST SCENARIO CHECK ARGS...: the verdict on one data-path pair (a
 # pass says dp_detail too, if set)
 dp_detail=
@@ -677,6 +714,15 @@ t_qperf() {
 }
 t_fi_pingpong() { dp fi-pingpong fi_pingpong chk_fi_pingpong; }
 t_fi_pingpong_rdm() { dp fi-pingpong-rdm fi_pingpong_rdm chk_fi_pingpong; }
+t_iser() {
+    local f=$nfail
+    dp iser iser chk_iser
+    # on failure, the kernel's own account of the iSER run
+    if [ "$nfail" != "$f" ]; then
+        klog | grep -iE 'iscsi|iser|isert|target|sd [0-9]|WARNING:|BUG:|Oops|Call Trace|pvrdma.*(fail|error|invalid)' |
+            grep -vi 'command line: ' | grep -v 'module verification failed' | head -40 | sed 's/^/#   dmesg: /'
+    fi
+}
 # The guest's client against a peer outside it (slow.sh: the lane-3 host
 # VM); the script that ran the peer adds its side as "--- server".
 t_peer_rc_pingpong() { dp peer-rc-pingpong peer_rc_pingpong chk_pingpong; }

@@ -47,7 +47,11 @@
 #                     ver_rc_fetch_add and ver_rc_compare_swap; IPv4
 #                     only), fi_pingpong (libfabric's verbs provider, msg
 #                     endpoint, -c) and fi_pingpong_rdm (ofi_rxm over
-#                     verbs, rdm endpoint, -c, FI_UNIVERSE_SIZE=64).  An entry
+#                     verbs, rdm endpoint, -c, FI_UNIVERSE_SIZE=64), and
+#                     iser (a LIO iSCSI target with iSER in B, open-iscsi
+#                     over iser in A: 8 MiB written through the disk,
+#                     read back, found in the target's RAM disk, logout;
+#                     IPv4 only).  An entry
 #                     PROGRAM:[SIZE][:ITERS] has its own size and iterations
 #                     (instead of --size, --iters), so that one boot can run
 #                     a program several times: its pair is named
@@ -215,7 +219,7 @@ done
 # console sections, and check.sh's test names (_ -> -).  entries: the
 # list as init gets it (NAME or NAME:SIZE[:ITERS]); scens: the plain
 # entries; tagged: K:NAME:SIZE:ITERS of the others (init's NAME@K).
-known=" rc_pingpong ud_pingpong srq_pingpong ib_send_bw ib_send_bw_ud ib_write_bw ib_read_bw ib_atomic_bw ib_send_lat ib_send_lat_ud ib_write_lat ib_read_lat rping nvmeof_rdma nfs_rdma ucx_put_bw ucx_get ucx_fadd rdma_server rcopy riostream riostream_async qperf fi_pingpong fi_pingpong_rdm "
+known=" rc_pingpong ud_pingpong srq_pingpong ib_send_bw ib_send_bw_ud ib_write_bw ib_read_bw ib_atomic_bw ib_send_lat ib_send_lat_ud ib_write_lat ib_read_lat rping nvmeof_rdma nfs_rdma ucx_put_bw ucx_get ucx_fadd rdma_server rcopy riostream riostream_async qperf fi_pingpong fi_pingpong_rdm iser "
 entries=() scens=() tagged=()
 k=0
 for p in $(echo "$programs" | tr ',' ' '); do
