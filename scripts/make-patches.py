@@ -755,7 +755,7 @@ def main():
             die("%s adds files but no MAINTAINERS pattern: add one for %s"
                 % (c["id"], ", ".join(sorted(present - had))))
         had = present
-        run("git", "add", "-A", cwd=tree)
+        run("git", "add", "--", *sorted(present | set(pristine)), cwd=tree)
         msg = c["subject"] + "\n\n" + c["body"] + "\n\n"
         msg += "".join(t + "\n" for t in c["tags"])
         msg += "Signed-off-by: " + author
