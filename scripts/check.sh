@@ -48,7 +48,10 @@
 # and "two-guests-10.2"; with QEMU_VERSION=10.2, <build-dir> is already
 # 10.2's and the default lanes are abi, unit, qtest, qtest-asan, guest and
 # two-guests).  make check-slow: patches-build (that tree configured and built like build/qemu,
-# and the qtests of its own build run on it) and slow (tests/hostvm/slow.sh).
+# and the qtests of its own build run on it), slow (tests/hostvm/slow.sh) and
+# mingw (scripts/build-mingw.sh --wine: qemu-system-x86_64.exe for Windows with
+# the device, glib and its needs cross-built from Debian's sources, checked
+# for the device's symbols and run under wine; too slow cold for make check).
 # Each lane prints
 # "<lane>: N passed, N failed"; a progress line precedes each step; at the
 # end a table of the lanes (passed, failed, skipped, seconds), and the last
@@ -389,6 +392,11 @@ for lane in "${lanes[@]}"; do
         run_script libvirt '^not ok' \
             "the device under Debian's libvirtd 9.0 (session mode, private directories)" \
             "$top/tests/libvirt/run.sh" "$top" "$build"
+        ;;
+    mingw)
+        run_script mingw '^\[mingw\] (ok|FAILED|  (file|wine)|done)' \
+            "qemu-system-x86_64.exe for a Windows host, built with mingw-w64, run under wine" \
+            "$top/scripts/build-mingw.sh" "$top" "$build" --wine
         ;;
     patches-build)
         # make check-slow: the series as a distribution would use it
