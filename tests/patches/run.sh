@@ -13,13 +13,19 @@
 # building the applied tree and running its qtests is patches-build's.
 #   run.sh <project-dir> <build-dir> [--prefixes]
 # Prints "ok N what" / "not ok N what" and "patches: N passed, N failed"
-# (PATCHES_LANE names the lane otherwise, e.g. patches-10.2).
+# ("patches-10.2: ..." on QEMU 10.2; PATCHES_LANE names the lane otherwise).
 set -uo pipefail
 
 top=$(cd "$1" && pwd)
 build=$(cd "$2" && pwd)
 prefixes=${PATCHES_PREFIXES:-0}
-lane=${PATCHES_LANE:-patches}
+# The lane: "patches" on 10.0, "patches-10.2" on 10.2 (by the QEMU source).
+orig=$(ls "$build"/dl/qemu_*.orig.tar.xz 2>/dev/null | tail -n 1)
+case ${orig##*/} in
+qemu_10.0.*|'') lane=patches ;;
+*) v=${orig##*/qemu_}; v=${v%%+*}; lane=patches-${v%.*} ;;
+esac
+lane=${PATCHES_LANE:-$lane}
 [ "${3:-}" = --prefixes ] && prefixes=1
 series=$build/patches/series
 tree=$build/patches-applied
@@ -58,7 +64,6 @@ for p in "$series"/*.patch; do
 done
 tap_result $ident "every patch and the cover letter from and signed off by $author" "$log"
 
-orig=$(ls "$build"/dl/qemu_*.orig.tar.xz | tail -n 1)
 rm -rf "$tree"
 mkdir -p "$tree"
 tar -xJf "$orig" -C "$tree" --strip-components=1
