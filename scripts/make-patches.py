@@ -53,7 +53,7 @@ NAGLE_BODY = (
     "accepted the connection keeps Nagle's algorithm, so its small frames\n"
     "wait for the peer's delayed ACK.  Two guests running RDMA over RoCE v2\n"
     "on such a link measured 22 ms per ib_send_lat round trip, 38 us over\n"
-    "-netdev dgram.  The listener has lacked it since it was added.")
+    "-netdev dgram.  The listener has lacked it since it was added%s.")
 NAGLE_FIXES = ('Fixes: 5166fe0ae46d ("qapi: net: add stream and dgram '
                'netdevs")', "Cc: qemu-stable@nongnu.org")
 TCG_BODY = (
@@ -88,7 +88,7 @@ PREP = {
         P("tcg", "accel/tcg: no BQL around MMIO to lockless regions",
           TCG_BODY, hunks=[(r"^accel/tcg/cputlb\.c$", r"")]),
         P("nagle", "net/stream: disable Nagle's algorithm on the listening "
-          "side too", NAGLE_BODY, hunks=[(r"^net/stream\.c$", r"")],
+          "side too", NAGLE_BODY % "", hunks=[(r"^net/stream\.c$", r"")],
           tags=NAGLE_FIXES),
     ],
     "10.2": [
@@ -111,8 +111,8 @@ PREP = {
         P("tcg", "accel/tcg: no BQL around MMIO to lockless regions",
           TCG_BODY, hunks=[(r"^accel/tcg/cputlb\.c$", r"")]),
         P("nagle", "net/stream: disable Nagle's algorithm on the listening "
-          "side too", NAGLE_BODY + "  (The listener moved to\n"
-          "net/stream_data.c since.)",
+          "side too", NAGLE_BODY % "\n(to net/stream.c; it has moved to "
+          "net/stream_data.c since)",
           hunks=[(r"^net/stream_data\.c$", r"")], tags=NAGLE_FIXES),
     ],
 }
