@@ -56,8 +56,9 @@ die() { printf '[guest] error: %s\n' "$*" >&2; exit 1; }
 # nfsd, nfs, nfsv3, nfsv4 and rpcrdma (svcrdma and xprtrdma): NFS over RDMA.
 # ib_isert (LIO's iSER target, with target_core_iblock over brd; its login
 # asks the crypto API for crc32c, crc32c_generic), ib_iser (open-iscsi's
-# iSER initiator) and sd_mod (its SCSI disk): iSER.
-modules=${GUEST_MODULES:-configfs ib_core ib_uverbs ib_umad ib_cm iw_cm rdma_cm rdma_ucm vmxnet3 vmw_pvrdma crc32_generic rdma_rxe nvme-rdma nvmet-rdma brd button evdev nfsd nfs nfsv3 nfsv4 rpcrdma ib_isert target_core_iblock crc32c_generic ib_iser sd_mod}
+# iSER initiator), iscsi_tcp (which iscsiadm wants loaded for a discovery
+# over TCP) and sd_mod (the SCSI disk): iSER.
+modules=${GUEST_MODULES:-configfs ib_core ib_uverbs ib_umad ib_cm iw_cm rdma_cm rdma_ucm vmxnet3 vmw_pvrdma crc32_generic rdma_rxe nvme-rdma nvmet-rdma brd button evdev nfsd nfs nfsv3 nfsv4 rpcrdma ib_isert target_core_iblock crc32c_generic ib_iser iscsi_tcp sd_mod}
 
 # User space copied into the guest (found in PATH on the host).  dd is
 # coreutils' (the NVMe-oF scenario's O_DIRECT I/O wants its aligned buffers).

@@ -624,7 +624,7 @@ chk_nfs() {   # TEXT
 # iSER (init's iser: server = LIO target, client = open-iscsi): the
 # target must have enabled its portal with iSER and found the host's
 # pattern in its RAM disk, then torn everything down; the host must have
-# discovered the target and logged in over the iser interface (a session
+# discovered the target (over TCP) and logged in over the iser interface (a session
 # "iser: [N] IP:PORT,1 IQN"), seen the LUN as a SCSI disk, written the
 # pattern and read it back identical twice, and logged out with the disk
 # gone.  The kernel log must hold no iSCSI/iSER error line.
@@ -638,7 +638,7 @@ chk_iser() {   # TEXT
     srv=$(dp_side "$s" server)
     cli=$(dp_side "$s" client)
     grep -qE '^target: target .* enabled: portal [0-9.]+:[0-9]+ iser=1, ' <<<"$srv" || echo "target: no portal with iser=1 enabled"
-    grep -qE "^host: discovery -I iser: $ip4:[0-9]+,1 " <<<"$cli" || echo "host: discovery over iser did not find the target at $ip4"
+    grep -qE "^host: discovery \(TCP\): $ip4:[0-9]+,1 " <<<"$cli" || echo "host: discovery did not find the target at $ip4"
     grep -qE "^host: session: iser: \[[0-9]+\] $ip4:[0-9]+,1 " <<<"$cli" || echo "host: no iser session to $ip4"
     grep -qE '^host: disk sd[a-z]+: [0-9]+ sectors' <<<"$cli" || echo "host: no SCSI disk"
     a=$(echo "$cli" | sed -n 's/^host: wrote \([0-9]*\) bytes sha256 \([0-9a-f]*\) .*/\1 \2/p' | head -1)
