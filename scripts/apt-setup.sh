@@ -3,11 +3,14 @@
 #
 # Make the Debian suites the build needs reachable through apt, and install
 # the named packages that are missing.  Or, with --debian-uri, print the
-# URI of the machine's Debian archive.
+# URI of the machine's Debian archive.  A package named PKG=VERSION is
+# installed (or upgraded) unless that version is; PKG/SUITE picks a suite.
 #
 # The suites (trixie sources for QEMU 10.0, bookworm-backports for a recent
 # meson) are derived from the mirror this machine already uses, so nothing
 # here names a host.  Usage: apt-setup.sh [package...]
+# Environment: APT_SETUP_UPDATE=1 runs apt-get update even if the last one
+# is less than 12 hours old.
 set -euo pipefail
 
 say() { printf '[apt-setup] %s\n' "$*"; }
@@ -58,7 +61,8 @@ Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
 EOS
         sudo_ rm -f "$stamp"
     fi
-    if [ ! -e "$stamp" ] || [ -n "$(find "$stamp" -mmin +720)" ]; then
+    if [ "${APT_SETUP_UPDATE:-0}" = 1 ] || [ ! -e "$stamp" ] ||
+       [ -n "$(find "$stamp" -mmin +720)" ]; then
         say "apt-get update"
         sudo_ apt-get update -qq || die "apt-get update failed"
         sudo_ touch "$stamp"
@@ -76,8 +80,11 @@ ensure_sources
 
 missing=()
 for p in "$@"; do
-    name=${p%%/*}
+    name=${p%%[/=]*}
     if ! dpkg-query -W -f='${Status}' "$name" 2>/dev/null | grep -q 'ok installed'; then
+        missing+=("$p")
+    elif [ "$name" != "${p%%=*}" ] &&
+         [ "$(dpkg-query -W -f='${Version}' "$name")" != "${p#*=}" ]; then
         missing+=("$p")
     fi
 done

@@ -75,32 +75,54 @@ qemu_user=$(command -v qemu-aarch64-static) || die "no qemu-aarch64-static (qemu
 foreign_apt_setup "$top" "$outdir/apt" arm64 || die "no private apt for arm64"
 
 # --- kernel ABI ------------------------------------------------------------
-abi=$(apt-cache "${foreign_apt[@]}" depends linux-image-arm64 2>/dev/null |
-      awk '$1 == "Depends:" && $2 ~ /^linux-image-[0-9]/ { sub(/^linux-image-/, "", $2); print $2; exit }')
-case $abi in
-    [0-9]*.[0-9]*-arm64) ;;
-    *) die "linux-image-arm64 names no kernel ABI (got '$abi'; see $outdir/apt/update.log)" ;;
-esac
-kver=$(echo "$abi" | cut -d. -f1-2)          # 6.1
-base=${abi%-arm64}                           # 6.1.0-56
-img_ver=$(apt-cache "${foreign_apt[@]}" policy "linux-image-$abi" |
-          awk '$1 == "Candidate:" { print $2; exit }')
-say "kernel ABI $abi ($img_ver)"
+# The arm64 kernel named by the private arm64 index, and the arch-independent
+# parts of the same release installed on this machine from the system's
+# index: the source, the common headers and the Kbuild tools (amd64
+# programs, which is what a cross build runs).  The two indexes are fetched
+# at different times (the system's at most every 12 hours, scripts/
+# apt-setup.sh) and bookworm-security's arm64 builds can trail its amd64
+# ones, so they may name different releases for a while.  pick_kernel
+# fails then, and is tried once more after both indexes are fetched again.
+pick_kernel() {
+    local p v
+    abi=$(apt-cache "${foreign_apt[@]}" depends linux-image-arm64 2>/dev/null |
+          awk '$1 == "Depends:" && $2 ~ /^linux-image-[0-9]/ { sub(/^linux-image-/, "", $2); print $2; exit }')
+    case $abi in
+        [0-9]*.[0-9]*-arm64) ;;
+        *) say "linux-image-arm64 names no kernel ABI (got '$abi'; see $outdir/apt/update.log)"
+           return 1 ;;
+    esac
+    kver=$(echo "$abi" | cut -d. -f1-2)          # 6.1
+    base=${abi%-arm64}                           # 6.1.0-56
+    img_ver=$(apt-cache "${foreign_apt[@]}" policy "linux-image-$abi" |
+              awk '$1 == "Candidate:" { print $2; exit }')
+    say "kernel ABI $abi ($img_ver)"
+    say "checking linux-source-$kver, linux-headers-$base-common, linux-kbuild-$kver"
+    bash "$top/scripts/apt-setup.sh" "linux-source-$kver=$img_ver" "linux-headers-$base-common=$img_ver" \
+        "linux-kbuild-$kver=$img_ver" || {
+        say "could not install the release's source, common headers and Kbuild"
+        return 1
+    }
+    for p in "linux-headers-$base-common" "linux-kbuild-$kver"; do
+        v=$(dpkg-query -W -f='${Version}' "$p")
+        [ "$v" = "$img_ver" ] || {
+            say "$p is $v, the arm64 kernel $img_ver"
+            return 1
+        }
+    done
+}
+if ! pick_kernel; then
+    say "fetching the system's and the arm64 package indexes again"
+    APT_SETUP_UPDATE=1 bash "$top/scripts/apt-setup.sh" ||
+        die "apt-get update of the system's index failed"
+    FOREIGN_APT_UPDATE=1 foreign_apt_setup "$top" "$outdir/apt" arm64 ||
+        die "no private apt for arm64"
+    pick_kernel || die "the arm64 kernel and this machine's linux-headers-$base-common/linux-kbuild-$kver differ (above)"
+fi
 work=$outdir/$abi
 root=$work/root
 hdr=$work/headers
 mkdir -p "$work"
-
-# The release's arch-independent parts, installed on this machine: the
-# source, the common headers and the Kbuild tools (amd64 programs, which is
-# what a cross build runs).
-say "checking linux-source-$kver, linux-headers-$base-common, linux-kbuild-$kver"
-bash "$top/scripts/apt-setup.sh" "linux-source-$kver" "linux-headers-$base-common" \
-    "linux-kbuild-$kver" || die "could not install the release's source, common headers and Kbuild"
-for p in "linux-headers-$base-common" "linux-kbuild-$kver"; do
-    v=$(dpkg-query -W -f='${Version}' "$p")
-    [ "$v" = "$img_ver" ] || die "$p is $v, the arm64 kernel $img_ver: run scripts/apt-setup.sh (apt-get update)"
-done
 src_tar=/usr/src/linux-source-$kver.tar.xz
 
 # --- kernel image and headers (arm64 packages, unpacked) --------------------
