@@ -470,7 +470,7 @@ bool rdma_rm_gid_is_local(RdmaResources *rm, const uint8_t *gid);
  *    requests, RDMA_ENTRY_BYTES bytes); what is left goes to a bottom
  *    half, which is an entry point with a budget of its own.
  * rdma_rm_enter() returns false once the device is being unplugged; the
- * caller then does nothing.  docs/pvrdma.txt section 5.2 states the rule.
+ * caller then does nothing.
  */
 #define RDMA_ENTRY_WQES     64
 #define RDMA_ENTRY_BYTES    (4ull << 20)

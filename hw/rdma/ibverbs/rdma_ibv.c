@@ -190,7 +190,7 @@ static bool rdma_ibv_check_ram(RdmaIbv *ibv, Error **errp)
                    memory_region_name(mr));
         error_append_hint(errp, "Use -object memory-backend-memfd,id=mem,"
                           "size=<RAM size>,share=on -machine "
-                          "memory-backend=mem (see docs/pvrdma.txt).\n");
+                          "memory-backend=mem.\n");
         return false;
     }
     if (qemu_ram_pagesize(rb) != qemu_real_host_page_size()) {

@@ -481,7 +481,7 @@ static const MemoryRegionOps pvrdma_regs_ops = {
  * these handlers without the BQL.  A busy-polling program writes a CQ POLL
  * doorbell on every empty poll (libvmw_pvrdma does), and with the BQL
  * around each one two polling vCPUs handed the lock back and forth through
- * the kernel on every poll (see docs/pvrdma.txt, "Doorbells").
+ * the kernel on every poll.
  *
  * Thread safety: a POLL reads nothing but its own arguments and returns.
  * Every other doorbell takes the BQL before it looks at the device, so it
@@ -945,8 +945,8 @@ static const char *const pvrdma_property_help[][2] = {
  * writes to guest memory goes through pci_dma_write() or
  * dma_memory_unmap() with the length written, both of which mark the pages
  * dirty for migration.  GID announcements (gid_told) are only made with
- * the ibverbs backend, which does not migrate.  docs/pvrdma.txt, section
- * 8, says what a user sees.
+ * the ibverbs backend, which does not migrate.  The manual's "Migration"
+ * (docs/system/devices/pvrdma.rst) says what a user sees.
  */
 
 /*
