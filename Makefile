@@ -5,8 +5,9 @@
 #   make check      build and run every test lane that runs on this machine
 #   make check-slow the ibverbs backend end to end: a guest nested in a TCG
 #                   host VM with Soft-RoCE, on -device pvrdma,ibdev=rxe0
-#                   (tests/hostvm), and make patches applied to a pristine
-#                   QEMU 10.0, built and its qtests run (10-15 minutes)
+#                   (tests/hostvm); make patches on QEMU 10.0 with every
+#                   prefix of the series built, the manual built and the
+#                   whole series' qtests run; the Windows build under wine
 #   make run        boot two Debian guests with the device on one link, show
 #                   ibv_devinfo in each and run an RDMA ping-pong between them
 #   make bench      pvrdma against Linux Soft-RoCE (rxe) in one TCG guest boot

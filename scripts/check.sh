@@ -14,7 +14,10 @@
 # the data-path programs between the two devices over RoCE v2,
 # tests/guest/two-guests.sh), interop (the same with Linux rxe in the other
 # guest: pvrdma as client, lane "interop-client", and as server, lane
-# "interop-server"), jumbo (both guests' vmxnet3 at MTU 9000, so RoCE's
+# "interop-server"), workloads (librdmacm's rdma_server/rdma_client, rcopy,
+# riostream, qperf and libfabric's fi_pingpong, msg and rdm, between two
+# pvrdma guests and with rxe both ways, lanes "workloads-pvrdma",
+# "workloads-client", "workloads-server"), jumbo (both guests' vmxnet3 at MTU 9000, so RoCE's
 # path MTU is 4096: pvrdma to pvrdma, and with rxe both ways, lanes
 # "jumbo-pvrdma", "jumbo-client", "jumbo-server"), stream (the link as
 # -netdev stream: pvrdma to pvrdma over TCP, lane "stream-pvrdma", and
@@ -47,8 +50,11 @@
 # builds, and on them lanes "qtest-10.2", "qtest-asan-10.2", "guest-10.2"
 # and "two-guests-10.2"; with QEMU_VERSION=10.2, <build-dir> is already
 # 10.2's and the default lanes are abi, unit, qtest, qtest-asan, guest and
-# two-guests).  make check-slow: patches-build (that tree configured and built like build/qemu,
-# and the qtests of its own build run on it), slow (tests/hostvm/slow.sh) and
+# two-guests), patches-10.2 (make patches on QEMU 10.2.2, as lane patches; after
+# v10.2, which unpacks its source).  make check-slow: patches-build (every
+# prefix of the 10.0 series built and QEMU's manual built from the whole
+# series, tests/patches/run.sh --prefixes, lane "patches-prefixes"; then the
+# qtests of that last build run on it, lane "patches-build"), slow (tests/hostvm/slow.sh) and
 # mingw (scripts/build-mingw.sh --wine: qemu-system-x86_64.exe for Windows with
 # the device, glib and its needs cross-built from Debian's sources, checked
 # for the device's symbols and run under wine; too slow cold for make check).
@@ -66,7 +72,7 @@ if [ ${#lanes[@]} = 0 ] && [ "${QEMU_VERSION:-10.0}" = 10.2 ]; then
     # make check QEMU_VERSION=10.2: the lanes that run on 10.2's build
     lanes=(abi unit qtest qtest-asan guest two-guests)
 fi
-[ ${#lanes[@]} -gt 0 ] || lanes=(abi unit qtest qtest-asan fuzz mux-fuzz install libvirt patches hosts guest guest-6.12 guest-driver guest-migration two-guests interop jumbo stream lossy peer-migration rxe arm64 v10.2)
+[ ${#lanes[@]} -gt 0 ] || lanes=(abi unit qtest qtest-asan fuzz mux-fuzz install libvirt patches hosts guest guest-6.12 guest-driver guest-migration two-guests interop workloads jumbo stream lossy peer-migration rxe arm64 v10.2 patches-10.2)
 
 total_pass=0
 total_fail=0
@@ -81,6 +87,9 @@ migration_checks+=,kernel-clean,shutdown
 two_programs=ibv_rc_pingpong,ibv_ud_pingpong,ib_write_bw,ib_read_bw,ib_atomic_bw
 two_programs+=,ib_send_bw,ib_send_lat,ib_write_lat,rping
 two_programs+=,ucx_put_bw,ucx_get,ucx_fadd
+# Issue 27's workloads (tests/guest/README.md): each judged on the program's
+# own output and data check; IPv4 (rcopy and qperf take no IPv6 address)
+workload_programs=rdma_server,rcopy,riostream,riostream_async,qperf,fi_pingpong,fi_pingpong_rdm
 # NFSv3 and NFSv4.2 over RDMA (proto=rdma, port 20049), 16 MiB per version
 two_programs+=,nfs_rdma:16777216
 # The arm64 guest's scenarios on its one device: lane guest's, but not
@@ -275,6 +284,14 @@ for lane in "${lanes[@]}"; do
         pair interop-client pvrdma-rxe '' pvrdma rxe
         pair interop-server rxe-pvrdma '' rxe pvrdma
         ;;
+    workloads)
+        echo "== workloads: librdmacm's programs, rsockets, qperf and libfabric between two guests, pvrdma and rxe"
+        for p in "pvrdma pvrdma pvrdma" "client pvrdma rxe" "server rxe pvrdma"; do
+            read -r name cdev sdev <<<"$p"
+            pair "workloads-$name" "workloads-$cdev-$sdev" '' "$cdev" "$sdev" --gids ipv4 \
+                --timeout 120 --programs "$workload_programs"
+        done
+        ;;
     jumbo)
         echo "== jumbo: vmxnet3 MTU 9000, RoCE v2 path MTU 4096, pvrdma with pvrdma and with rxe"
         for p in "pvrdma pvrdma pvrdma" "client pvrdma rxe" "server rxe pvrdma"; do
@@ -418,22 +435,28 @@ for lane in "${lanes[@]}"; do
             "$top/scripts/build-mingw.sh" "$top" "$build" --wine
         ;;
     patches-build)
-        # make check-slow: the series as a distribution would use it
-        echo "== patches-build: make patches applied to a pristine QEMU 10.0, built, its qtests"
-        pb=$build/qemu-patched
-        if { bash "$top/tests/patches/run.sh" "$top" "$build" &&
-             grep -q '^patches: [0-9]* passed, 0 failed' "$logdir/patches-tree.log" &&
-             QEMU_AARCH64_BUILD=0 QEMU_SRC=$build/patches-applied \
-                 bash "$top/scripts/build-qemu.sh" "$top" "$pb"
-           } > "$logdir/patches-tree.log" 2>&1; then
-            grep -E '^patches:|^\[build\] done' "$logdir/patches-tree.log" | sed 's/^/  /'
+        # make check-slow: the series as a maintainer would try it: every
+        # prefix built, QEMU's manual built, then the whole series' own
+        # qtests run on the last prefix's build
+        pb=$build/patches-prefixes/build
+        PATCHES_LANE=patches-prefixes run_script patches-prefixes '^not ok|^  # +[0-9]+ WARNING' \
+            "make patches on QEMU 10.0: every prefix builds, the manual builds" \
+            "$top/tests/patches/run.sh" "$top" "$build" --prefixes
+        step_rows=0 step_start=$SECONDS
+        if grep -qE '^patches-prefixes: [0-9]+ passed, 0 failed' "$logdir/patches-prefixes.log" &&
+           [ -x "$pb/qemu-system-x86_64" ]; then
+            echo "== patches-build: the qtests of the series' own build ($pb)"
             run_qtest patches-build "$pb/qemu-system-x86_64" "$pb"
         else
-            grep -E '^not ok|error' "$logdir/patches-tree.log" | sed 's/^/  /'
-            echo "patches-build: 0 passed, 1 failed (no build, see $logdir/patches-tree.log)"
+            echo "patches-build: 0 passed, 1 failed (no build of the whole series, see $logdir/patches-prefixes.log)"
             total_fail=$((total_fail + 1))
-            rows+=("patches-build 0 1 0 $((SECONDS - step_start))")
+            rows+=("patches-build 0 1 0 0")
         fi
+        ;;
+    patches-10.2)
+        run_script patches-10.2 '^not ok|^  # +[0-9]+ WARNING' \
+            "make patches on QEMU 10.2.2: the series applies, checkpatch.pl" \
+            "$top/tests/patches/run.sh" "$top" "$build/v10.2"
         ;;
     slow)
         echo "== slow: a guest nested in the host VM on -device pvrdma,ibdev=rxe0"
