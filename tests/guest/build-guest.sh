@@ -73,6 +73,7 @@ user_bins=(
     dd
     ucx_perftest ucx_info
     qperf fi_pingpong fi_info
+    mpirun orted
 )
 # NFS user space (init's nfs_rdma) and open-iscsi (init's iser): not
 # installed on this host, which would start an NFS server and iscsid
@@ -89,7 +90,8 @@ dl_files=(/etc/iscsi/iscsid.conf)
 host_pkgs=(busybox-static cpio kmod gzip xz-utils make gcc dkms libibverbs-dev
            rdma-core ibverbs-providers ibverbs-utils rdmacm-utils perftest
            iproute2 libc-bin coreutils seabios ipxe-qemu ucx-utils
-           libtirpc-common netbase qperf libfabric-bin)
+           libtirpc-common netbase qperf libfabric-bin libucx-dev
+           openmpi-bin libopenmpi-dev)
 
 mkdir -p "$outdir"
 outdir=$(cd "$outdir" && pwd)
@@ -281,17 +283,47 @@ if [ ! -f "$linger" ] || [ "$linger_src" -nt "$linger" ]; then
         die "could not compile $linger_src"
 fi
 
+# ucp-pattern: UCP tag, put and get with every byte checked (init's
+# t_ucp_pattern_*), against Debian's libucx-dev
+ucpp_src=$here/ucp-pattern.c
+ucpp=$work/ucp-pattern
+if [ ! -x "$ucpp" ] || [ "$ucpp_src" -nt "$ucpp" ]; then
+    say "compiling $(basename "$ucpp_src")"
+    gcc -O2 -Wall -o "$ucpp" "$ucpp_src" -lucp -lucs ||
+        die "could not compile $ucpp_src (libucx-dev installed?)"
+fi
+
+# mpi-check: Open MPI's ring, alltoall, latency and bandwidth with every
+# byte checked (init's t_mpi_*), built with Debian's mpicc
+mpic_src=$here/mpi-check.c
+mpic=$work/mpi-check
+if [ ! -x "$mpic" ] || [ "$mpic_src" -nt "$mpic" ]; then
+    say "compiling $(basename "$mpic_src")"
+    mpicc -O2 -Wall -o "$mpic" "$mpic_src" ||
+        die "could not compile $mpic_src (libopenmpi-dev installed?)"
+fi
+# Open MPI's components (dlopen()ed), but those of PSM hardware, and
+# PMIx's; the MCA defaults in /etc/openmpi and the help texts
+ompi_dir=/usr/lib/x86_64-linux-gnu/openmpi
+pmix_dir=/usr/lib/x86_64-linux-gnu/pmix2
+ompi_mods=()
+for f in "$ompi_dir"/lib/openmpi3/*.so "$pmix_dir"/lib/pmix/*.so; do
+    case $f in */mca_mtl_psm*) continue ;; esac
+    ompi_mods+=("$f")
+done
+
 pkg_versions=$(dpkg-query -W -f='${Package}=${Version}\n' \
     busybox-static kmod rdma-core ibverbs-providers ibverbs-utils \
     rdmacm-utils perftest iproute2 coreutils libc6 libibverbs1 librdmacm1 \
-    ucx-utils libucx0 qperf libfabric-bin libfabric1 2>/dev/null || true)
+    ucx-utils libucx0 qperf libfabric-bin libfabric1 openmpi-bin libopenmpi3 \
+    libpmix2 2>/dev/null || true)
 initrd_key=$( {
     echo "$abi $src_ver $img_ver"
     echo "$modules"
     echo "${user_bins[*]}"
     echo "$pkg_versions"
     echo "$dl_key"
-    sha256sum "$init_script" "${BASH_SOURCE[0]}" "$here/lib.sh" "$ko" "$dbcost" "$linger" | awk '{print $1}'
+    sha256sum "$init_script" "${BASH_SOURCE[0]}" "$here/lib.sh" "$ko" "$dbcost" "$linger" "$ucpp" "$mpic" | awk '{print $1}'
 } | sha256sum | awk '{print $1}')
 
 initrd=$work/initrd.img
@@ -367,6 +399,22 @@ else
     own_bins=(/usr/bin/doorbell-cost)
     install -m 0644 "$linger" "$stage/usr/lib/linger-qp.so"
     own_bins+=(/usr/lib/linger-qp.so)
+    install -m 0755 "$ucpp" "$stage/usr/bin/ucp-pattern"
+    own_bins+=(/usr/bin/ucp-pattern)
+    for lib in $(ldd "$ucpp" | awk '$2 == "=>" && $3 ~ /^\// {print $3}'); do
+        put "$lib"
+    done
+    install -m 0755 "$mpic" "$stage/usr/bin/mpi-check"
+    own_bins+=(/usr/bin/mpi-check)
+    for lib in $(ldd "$mpic" | awk '$2 == "=>" && $3 ~ /^\// {print $3}'); do
+        put "$lib"
+    done
+    for f in "${ompi_mods[@]}"; do
+        put_elf "$f"
+    done
+    for f in /etc/openmpi/* /usr/share/openmpi/help-*.txt; do
+        put "$f"
+    done
     for lib in $(ldd "$dbcost" | awk '$2 == "=>" && $3 ~ /^\// {print $3}'); do
         put "$lib"
     done
@@ -418,7 +466,7 @@ else
 
     # Sanity check: every program and provider resolves all of its
     # libraries inside the stage, with the stage's own loader and cache.
-    for p in "${bin_paths[@]}" "${own_bins[@]}" "$prov_dir"/*.so "${dl_bins[@]}"; do
+    for p in "${bin_paths[@]}" "${own_bins[@]}" "$prov_dir"/*.so "${dl_bins[@]}" "${ompi_mods[@]}"; do
         out=$(chroot "$stage" /lib64/ld-linux-x86-64.so.2 --list "$p" 2>&1) ||
             die "$p does not link inside the initramfs: $out"
         if echo "$out" | grep -q 'not found'; then

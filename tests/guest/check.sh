@@ -413,6 +413,64 @@ chk_ucx() {   # TEXT
         echo "errors: $(grep -m2 'UCX  ERROR' <<<"$s" | sed 's/.*UCX  ERROR //' | tr '\n' ' ')"
 }
 
+# ucp-pattern (tests/guest/ucp-pattern.c): each side's own data checks
+# and PASS line, the server's word on the bytes it checked (the client
+# says so), and in the client's ucp_ep_print_info the transport TL
+# carrying UCP's lanes (rc_verbs: RC, wired up over UD; ud_verbs: UD).
+chk_ucp_pattern() {   # TEXT TL
+    local s=$1 tl=$2 srv cli
+    srv=$(dp_side "$s" server)
+    cli=$(dp_side "$s" client)
+    grep -qE '^server: tag: [0-9]+ messages of [0-9]+ bytes received, every byte as sent, echoed$' <<<"$srv" ||
+        echo "server: no 'tag: N messages ... every byte as sent'"
+    grep -qE '^server: put: [0-9]+ bytes in its buffer, every byte as the client put them$' <<<"$srv" ||
+        echo "server: no 'put: N bytes ... every byte as the client put them'"
+    grep -qE '^client: tag: [0-9]+ messages of [0-9]+ bytes sent, [0-9]+ echoes received, every byte as expected$' <<<"$cli" ||
+        echo "client: no 'tag: ... echoes received, every byte as expected'"
+    grep -qE '^client: get: [0-9]+ bytes from the server.s buffer, every byte as the server wrote them$' <<<"$cli" ||
+        echo "client: no 'get: N bytes ... every byte as the server wrote them'"
+    grep -q '^client: the server found every byte it checked as expected$' <<<"$cli" ||
+        echo "client: no word from the server that its bytes matched"
+    grep -q '^server: PASS: every byte checked matched$' <<<"$srv" || echo "server: no 'PASS'"
+    grep -q '^client: PASS: every byte checked matched$' <<<"$cli" || echo "client: no 'PASS'"
+    grep -qE "^# +lane\[[0-9]+\]: +[0-9]+:$tl/" <<<"$cli" ||
+        echo "client: no UCP lane on $tl (ucp_ep_print_info)"
+    echo "$srv$cli" | grep -m3 'FAILED' | sed 's/^/failed step: /'
+    grep -q 'UCX  ERROR' <<<"$s" &&
+        echo "errors: $(grep -m2 'UCX  ERROR' <<<"$s" | sed 's/.*UCX  ERROR //' | tr '\n' ' ')"
+}
+
+# Open MPI (init's mpi(), tests/guest/mpi-check.c): 2 ranks in each
+# guest, every phase's line from rank 0 with 0 bad, the PASS line, UCX's
+# endpoints between the guests on TL (the ranks' ep_cfg lines at
+# UCX_LOG_LEVEL=info), and the server's guest's orted started by our
+# remote shell and ended with status 0.
+chk_mpi() {   # TEXT TL
+    local s=$1 tl=$2 srv cli n
+    srv=$(dp_side "$s" server)
+    cli=$(dp_side "$s" client)
+    n=$(grep -cE '^rank [0-9] of 4 on mpi-a$' <<<"$cli")
+    [ "$n" = 2 ] || echo "client: $n of 2 ranks on mpi-a (the client's guest)"
+    n=$(grep -cE '^rank [0-9] of 4 on mpi-b$' <<<"$cli")
+    [ "$n" = 2 ] || echo "client: $n of 2 ranks on mpi-b (the server's guest)"
+    grep -qE '^ring: 4 ranks, [0-9]+ rounds of [0-9]+ bytes, token 10 each round: 0 bad bytes$' <<<"$cli" ||
+        echo "client: no 'ring: 4 ranks ... 0 bad bytes'"
+    grep -qE '^alltoall: 4 ranks, [0-9]+ words per pair: checksum 0x[0-9a-f]+, want 0x[0-9a-f]+ \(equal\): 0 bad words$' <<<"$cli" ||
+        echo "client: no 'alltoall: ... checksum ... (equal): 0 bad words'"
+    grep -qE '^latency: rank 0 <-> rank 2, [0-9]+ ping-pongs of 8 bytes: [0-9.]+ usec one way, 0 bad replies$' <<<"$cli" ||
+        echo "client: no 'latency: rank 0 <-> rank 2 ... 0 bad replies'"
+    grep -qE '^bandwidth: rank 0 -> rank 2, .* MB/s \(each byte checked\): 0 bad bytes$' <<<"$cli" ||
+        echo "client: no 'bandwidth: rank 0 -> rank 2 ... 0 bad bytes'"
+    grep -q '^mpi-check: PASS: ' <<<"$cli" || echo "client: no 'mpi-check: PASS'"
+    grep -qE "ep_cfg\[[0-9]+\]: tag\($tl/[^ )]*\)\$" <<<"$cli" ||
+        echo "client: no UCX endpoint between the guests on $tl alone (ep_cfg lines)"
+    grep -qE '^server: started: .* orted ' <<<"$srv" || echo "server: no orted started"
+    grep -q '^server: the command exited 0$' <<<"$srv" || echo "server: no 'the command exited 0'"
+    echo "$srv$cli" | grep -m3 'FAILED' | sed 's/^/failed step: /'
+    grep -q 'UCX  ERROR' <<<"$s" &&
+        echo "errors: $(grep -m2 'UCX  ERROR' <<<"$s" | sed 's/.*UCX  ERROR //' | tr '\n' ' ')"
+}
+
 # librdmacm's rdma_server/rdma_client: each prints "end 0" when its one
 # SEND and RECV completed (the 16 bytes they exchange carry no pattern).
 chk_rdma_server() {   # TEXT
@@ -701,6 +759,18 @@ t_rping() { dp rping rping chk_rping; }
 t_ucx_put_bw() { dp ucx-put-bw ucx_put_bw chk_ucx; }
 t_ucx_get() { dp ucx-get ucx_get chk_ucx; }
 t_ucx_fadd() { dp ucx-fadd ucx_fadd chk_ucx; }
+t_ucp_tag_lat_rc() { dp ucp-tag-lat-rc ucp_tag_lat_rc chk_ucx; }
+t_ucp_tag_bw_rc() { dp ucp-tag-bw-rc ucp_tag_bw_rc chk_ucx; }
+t_ucp_put_bw_rc() { dp ucp-put-bw-rc ucp_put_bw_rc chk_ucx; }
+t_ucp_get_rc() { dp ucp-get-rc ucp_get_rc chk_ucx; }
+t_ucp_tag_lat_ud() { dp ucp-tag-lat-ud ucp_tag_lat_ud chk_ucx; }
+t_ucp_tag_bw_ud() { dp ucp-tag-bw-ud ucp_tag_bw_ud chk_ucx; }
+t_ucp_put_bw_ud() { dp ucp-put-bw-ud ucp_put_bw_ud chk_ucx; }
+t_ucp_get_ud() { dp ucp-get-ud ucp_get_ud chk_ucx; }
+t_ucp_pattern_rc() { dp ucp-pattern-rc ucp_pattern_rc chk_ucp_pattern rc_verbs; }
+t_ucp_pattern_ud() { dp ucp-pattern-ud ucp_pattern_ud chk_ucp_pattern ud_verbs; }
+t_mpi_rc() { dp mpi-rc mpi_rc chk_mpi rc_verbs; }
+t_mpi_ud() { dp mpi-ud mpi_ud chk_mpi ud_verbs; }
 t_rdma_server() { dp rdma-server rdma_server chk_rdma_server; }
 t_rcopy() { dp rcopy rcopy chk_rcopy; }
 t_riostream() { dp riostream riostream chk_riostream; }

@@ -51,7 +51,19 @@
 #                     iser (a LIO iSCSI target with iSER in B, open-iscsi
 #                     over iser in A: 8 MiB written through the disk,
 #                     read back, found in the target's RAM disk, logout;
-#                     IPv4 only).  An entry
+#                     IPv4 only), ucp_tag_lat_rc, ucp_tag_bw_rc,
+#                     ucp_put_bw_rc, ucp_get_rc and the same with _ud
+#                     (ucx_perftest at the UCP level, UCX_TLS=
+#                     rc_verbs,ud_verbs or ud_verbs; UCP picks the
+#                     device and GID, so either side may be rxe),
+#                     ucp_pattern_rc, ucp_pattern_ud (tests/guest/
+#                     ucp-pattern.c: tag messages, a put and a get,
+#                     every byte checked), mpi_rc and mpi_ud (Open MPI
+#                     over UCX, 2 ranks per guest, mpirun in A with a
+#                     remote shell of ours in B instead of ssh: ring,
+#                     alltoall with a checksum, latency and bandwidth,
+#                     every byte checked; IPv4 only; give --timeout
+#                     180).  An entry
 #                     PROGRAM:[SIZE][:ITERS] has its own size and iterations
 #                     (instead of --size, --iters), so that one boot can run
 #                     a program several times: its pair is named
@@ -219,7 +231,7 @@ done
 # console sections, and check.sh's test names (_ -> -).  entries: the
 # list as init gets it (NAME or NAME:SIZE[:ITERS]); scens: the plain
 # entries; tagged: K:NAME:SIZE:ITERS of the others (init's NAME@K).
-known=" rc_pingpong ud_pingpong srq_pingpong ib_send_bw ib_send_bw_ud ib_write_bw ib_read_bw ib_atomic_bw ib_send_lat ib_send_lat_ud ib_write_lat ib_read_lat rping nvmeof_rdma nfs_rdma ucx_put_bw ucx_get ucx_fadd rdma_server rcopy riostream riostream_async qperf fi_pingpong fi_pingpong_rdm iser "
+known=" rc_pingpong ud_pingpong srq_pingpong ib_send_bw ib_send_bw_ud ib_write_bw ib_read_bw ib_atomic_bw ib_send_lat ib_send_lat_ud ib_write_lat ib_read_lat rping nvmeof_rdma nfs_rdma ucx_put_bw ucx_get ucx_fadd rdma_server rcopy riostream riostream_async qperf fi_pingpong fi_pingpong_rdm iser ucp_tag_lat_rc ucp_tag_bw_rc ucp_put_bw_rc ucp_get_rc ucp_tag_lat_ud ucp_tag_bw_ud ucp_put_bw_ud ucp_get_ud ucp_pattern_rc ucp_pattern_ud mpi_rc mpi_ud "
 entries=() scens=() tagged=()
 k=0
 for p in $(echo "$programs" | tr ',' ' '); do
