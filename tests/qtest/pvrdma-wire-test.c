@@ -992,6 +992,137 @@ static void test_wire_window(void)
 }
 
 /*
+ * Take a CQE from A's send CQ if there is one: a successful WRITE of @len
+ * with wr_id @base + i of QP @q[i], each i once (QPs finish in any
+ * order).  Returns whether it took one.
+ */
+static bool take_write_cqe(Link *l, PvQp **q, int n, uint64_t base,
+                           uint32_t len, bool *seen)
+{
+    PvrdmaCqe c = { 0 };
+    uint64_t i;
+
+    if (!pv_cq_poll(l->a->pv, l->a->scq, &c)) {
+        return false;
+    }
+    i = c.wr_id - base;
+    g_assert_cmpuint(i, <, n);
+    if (i < n) {
+        g_assert_false(seen[i]);
+        seen[i] = true;
+        g_assert_cmpuint(c.status, ==, PVRDMA_WC_SUCCESS);
+        g_assert_cmphex(c.opcode, ==, PVRDMA_WC_RDMA_WRITE);
+        g_assert_cmpuint(c.byte_len, ==, len);
+        g_assert_cmpuint(c.qp, ==, q[i]->handle);
+    }
+    return true;
+}
+
+/*
+ * The link window is the device's, shared by its busy QPs.  Regression
+ * test: each QP had a window of its own, so sixteen busy QPs with a WRITE
+ * of 16 packets each sent all 256 at once (ib_write_bw -q 16 between two
+ * guests: four times what the receiving QEMU's socket buffer holds, and
+ * the lost tails made its QPs run out of retries).  Each QP here has a
+ * one-packet WRITE outstanding first, so that all sixteen are busy when
+ * the long ones come: each may then have its share, 4 packets, in
+ * flight.  Then, with the link passing everything and the virtual clocks
+ * standing still, every WRITE completes on ACKs alone: a QP whose share
+ * shrank under packets that did not ask for an ACK sends one over its
+ * share that asks, instead of waiting for its retransmission timer.
+ */
+static void test_wire_device_window(void)
+{
+    enum { NQP = 16, LEN = 16 * 1024 };
+    Link l = link_up_lossy(1, 0, 0, 0);
+    Relay *r = l.relay;
+    PvQp *qa[NQP], *qb[NQP];
+    uint64_t sent, before;
+    bool seen[NQP];
+    gint64 deadline;
+    int done = 0;
+
+    for (int i = 0; i < NQP; i++) {
+        wire_pair_timeout(&l, &qa[i], &qb[i], 12, 10);     /* 4.2 ms */
+        fill(l.a, l.a->mem + i * LEN, LEN, 0x30 + i);
+    }
+
+    /*
+     * A link that passes nothing: sixteen busy QPs (a one-packet WRITE
+     * each), then 256 packets more
+     */
+    qatomic_set(&r->cut, 1);
+    for (int i = 0; i < NQP; i++) {
+        PvrdmaSge s = sge(l.a->mem + i * LEN, 1024, l.a->lkey);
+
+        post_send(l.a, qa[i], wqe_rdma(0x900 + i, PVRDMA_WR_RDMA_WRITE,
+                                       PVRDMA_SEND_SIGNALED, 1,
+                                       l.b->mem + i * LEN, l.b->lkey),
+                  &s, 1);
+    }
+    before = relay_quiet_from_a(r);
+    g_assert_cmpuint(before, ==, NQP);
+    for (int i = 0; i < NQP; i++) {
+        PvrdmaSge s = sge(l.a->mem + i * LEN, LEN, l.a->lkey);
+
+        post_send(l.a, qa[i], wqe_rdma(0xa00 + i, PVRDMA_WR_RDMA_WRITE,
+                                       PVRDMA_SEND_SIGNALED, 1,
+                                       l.b->mem + i * LEN, l.b->lkey),
+                  &s, 1);
+    }
+    sent = relay_quiet_from_a(r) - before;
+    g_test_message("%d busy QPs sent %" PRIu64 " frames of %d, no ACK "
+                   "coming back", NQP, sent, NQP * LEN / 1024);
+    g_assert_cmpuint(sent, >, 0);
+    g_assert_cmpuint(before + sent, <=, NQP * 4 + NQP);
+    qatomic_set(&r->cut, 0);
+    memset(seen, 0, sizeof(seen));
+    for (int i = 0; i < NQP; i++) {
+        wait_cq(&l, l.a, l.a->scq);
+        g_assert_true(take_write_cqe(&l, qa, NQP, 0x900, 1024, seen));
+    }
+    memset(seen, 0, sizeof(seen));
+    for (int i = 0; i < NQP; i++) {
+        wait_cq(&l, l.a, l.a->scq);
+        g_assert_true(take_write_cqe(&l, qa, NQP, 0xa00, LEN, seen));
+    }
+    for (int i = 0; i < NQP; i++) {
+        check_fill(l.b, l.b->mem + i * LEN, LEN, 0x30 + i, 0);
+    }
+
+    /*
+     * QP 0 starts alone with the whole window, the others join: ACKs
+     * alone must finish every WRITE (no clock moves, no timer fires).
+     */
+    before = roce_stat(l.a, "timeouts");
+    for (int i = 0; i < NQP; i++) {
+        PvrdmaSge s = sge(l.a->mem + i * LEN, LEN, l.a->lkey);
+
+        fill(l.a, l.a->mem + i * LEN, LEN, 0x50 + i);
+        post_send(l.a, qa[i], wqe_rdma(0xb00 + i, PVRDMA_WR_RDMA_WRITE,
+                                       PVRDMA_SEND_SIGNALED, 1,
+                                       l.b->mem + i * LEN, l.b->lkey),
+                  &s, 1);
+    }
+    deadline = g_get_monotonic_time() + 20 * G_USEC_PER_SEC;
+    memset(seen, 0, sizeof(seen));
+    while (done < NQP && g_get_monotonic_time() < deadline) {
+        if (take_write_cqe(&l, qa, NQP, 0xb00, LEN, seen)) {
+            done++;
+        } else {
+            g_usleep(1000);
+        }
+    }
+    g_test_message("%d of %d WRITEs completed on ACKs alone", done, NQP);
+    g_assert_cmpint(done, ==, NQP);
+    g_assert_cmpuint(roce_stat(l.a, "timeouts"), ==, before);
+    for (int i = 0; i < NQP; i++) {
+        check_fill(l.b, l.b->mem + i * LEN, LEN, 0x50 + i, 0);
+    }
+    link_down(&l);
+}
+
+/*
  * A READ asked again after lost responses asks a part of the request that
  * was lost, never more.  Regression test: with a long READ asked in
  * pieces of 32 packets, a request again from a PSN inside a piece asked
@@ -2114,6 +2245,8 @@ int main(int argc, char **argv)
     qtest_add_func("/pvrdma/wire/migration", test_wire_migration);
     qtest_add_func("/pvrdma/wire/rc/several-wrs", test_wire_several_wrs);
     qtest_add_func("/pvrdma/wire/regression/window", test_wire_window);
+    qtest_add_func("/pvrdma/wire/regression/device-window",
+                   test_wire_device_window);
     qtest_add_func("/pvrdma/wire/tx-dropped-counted",
                    test_wire_tx_dropped_counted);
     qtest_add_func("/pvrdma/wire/regression/flow-label-wider-than-20-bits",

@@ -76,6 +76,7 @@ static int rdma_soft_modify_qp(RdmaBackend *be, RdmaQp *qp, uint32_t mask,
         rdma_soft_req_flush(sqp, false);
         rdma_soft_resp_flush(sqp, false);
         sqp->req.psn = sqp->req.sent_psn = 0;
+        sqp->req.asked_psn = RDMA_PSN_MASK;
         sqp->resp.epsn = sqp->resp.ack_psn = sqp->resp.msn = 0;
         sqp->req.rnr_attempts = 0;
         sqp->resp.natomic = sqp->resp.atomic_next = 0;
@@ -88,6 +89,7 @@ static int rdma_soft_modify_qp(RdmaBackend *be, RdmaQp *qp, uint32_t mask,
     }
     if (mask & RDMA_QP_SQ_PSN) {
         sqp->req.psn = sqp->req.sent_psn = attr->sq_psn & RDMA_PSN_MASK;
+        sqp->req.asked_psn = (sqp->req.psn - 1) & RDMA_PSN_MASK;
     }
     if (mask & RDMA_QP_AV) {
         rdma_soft_qp_locate(sqp, attr->ah.dgid);

@@ -78,6 +78,13 @@ typedef struct RdmaSoftReq {
      * it, also one sent before a go-back resends it.
      */
     uint32_t sent_psn;
+    /*
+     * The last PSN sent with AckReq (or a READ or atomic request, which
+     * its response acknowledges): an ACK up to it is on its way.  Not
+     * migrated: a load takes sent_psn - 1, as if the last packet had
+     * asked; at worst the retransmission timer asks instead.
+     */
+    uint32_t asked_psn;
     bool due;                       /* packets to send from the bottom half */
     bool rnr_wait;                  /* RNR NAK: waits for its timer */
     uint32_t rnr_attempts;
@@ -194,14 +201,17 @@ typedef struct RdmaSoftResp {
 #define RDMA_SOFT_BACKLOG_BYTES (4 * MiB)
 
 /*
- * On the link an RC QP keeps at most this much unacknowledged: packets
- * sent and not acknowledged, RDMA READ responses asked for and not yet
- * received.  A receiver that takes frames from a socket loses what does
- * not fit its buffer (QEMU's -netdev dgram: Linux's default of 208 KiB,
- * about 90 frames of a 1024-byte path MTU), and a lost tail is found only
- * by the retransmission timer, which RDMA-CM sets to a second or more.
- * The requester asks for an ACK every half window (AckReq) and asks a
- * long READ in requests of half a window each.
+ * On the link a device keeps at most this much unacknowledged, shared
+ * equally by its RC QPs with work outstanding: packets sent and not
+ * acknowledged, RDMA READ responses asked for and not yet received.  A
+ * receiver that takes frames from a socket loses what does not fit its
+ * buffer (QEMU's -netdev dgram: Linux's default of 208 KiB, about 90
+ * frames of a 1024-byte path MTU), and a lost tail is found only by the
+ * retransmission timer, which RDMA-CM sets to a second or more.  A window
+ * per QP was not enough: sixteen QPs (ib_write_bw -q 16) had 1 MiB in
+ * flight and lost the tail of every burst.  The requester asks for an ACK
+ * every half window (AckReq) and with the packet that fills it, and asks
+ * a long READ in requests of half a window each.
  */
 #define RDMA_SOFT_WIRE_WINDOW   (64 * KiB)
 

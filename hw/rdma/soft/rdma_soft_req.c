@@ -198,10 +198,24 @@ RdmaSoftWqe *rdma_soft_wqe_at(RdmaSoftQp *sqp, uint32_t psn)
     return NULL;
 }
 
-/* RDMA_SOFT_WIRE_WINDOW of @sqp in packets: an even number, at least 2. */
-static uint32_t rdma_soft_wire_window(RdmaSoftQp *sqp)
+/* RDMA_SOFT_WIRE_WINDOW in packets of @sqp: an even number, at least 2. */
+static uint32_t rdma_soft_wire_window_full(RdmaSoftQp *sqp)
 {
     return MAX(RDMA_SOFT_WIRE_WINDOW / rdma_soft_pmtu(sqp->qp), 2) & ~1u;
+}
+
+/*
+ * @sqp's share of RDMA_SOFT_WIRE_WINDOW in packets: an even number, at
+ * least 2.  It changes as QPs become busy or idle; a QP over its share
+ * sends nothing new until ACKs bring it back under.  RDMA READs keep the
+ * whole window: they are asked in pieces cut at fixed PSNs, which must
+ * not move while a READ is outstanding (rdma_soft_req_build()).
+ */
+static uint32_t rdma_soft_wire_window(RdmaSoftQp *sqp)
+{
+    uint32_t share = RDMA_SOFT_WIRE_WINDOW / MAX(sqp->soft->nbusy, 1);
+
+    return MAX(share / rdma_soft_pmtu(sqp->qp), 2) & ~1u;
 }
 
 /*
@@ -366,9 +380,11 @@ uint64_t rdma_soft_req_step_bytes(RdmaSoftQp *sqp)
 
 /*
  * May @sqp send a packet whose PSNs end at @last?  On the link only
- * within the window from its oldest unacknowledged PSN.
+ * within its window from its oldest unacknowledged PSN: its share, or
+ * for an RDMA READ request (@read) the whole window.
  */
-static bool rdma_soft_req_window_open(RdmaSoftQp *sqp, uint32_t last)
+static bool rdma_soft_req_window_open(RdmaSoftQp *sqp, uint32_t last,
+                                      bool read)
 {
     RdmaSoftWqe *oldest = QTAILQ_FIRST(&sqp->req.wqes);
 
@@ -377,7 +393,30 @@ static bool rdma_soft_req_window_open(RdmaSoftQp *sqp, uint32_t last)
         return true;
     }
     return rdma_psn_diff(last, oldest->ack_psn) <
-           (int32_t)rdma_soft_wire_window(sqp);
+           (int32_t)(read ? rdma_soft_wire_window_full(sqp) :
+                     rdma_soft_wire_window(sqp));
+}
+
+/*
+ * The window of @sqp is closed for @pkt.  Normally a packet that asked
+ * for an ACK is unacknowledged, and its ACK will open the window.  But a
+ * QP's share shrinks when others become busy, and what it sent under the
+ * wider one may not have asked: then @pkt goes over the window, asking,
+ * rather than the QP waiting for its retransmission timer.  Not an RDMA
+ * READ request, whose responses would be more over the window.
+ */
+static bool rdma_soft_req_may_ask(RdmaSoftQp *sqp, RdmaSoftPkt *pkt)
+{
+    RdmaSoftWqe *oldest = QTAILQ_FIRST(&sqp->req.wqes);
+
+    if (pkt->opcode == RDMA_OPC_READ_REQUEST || !oldest ||
+        rdma_psn_diff(sqp->req.asked_psn, oldest->ack_psn) >= 0) {
+        return false;
+    }
+    trace_rdma_soft_ask_over_window(sqp->qp->qpn, pkt->psn, oldest->ack_psn,
+                                    rdma_soft_wire_window(sqp));
+    pkt->ackreq = true;
+    return true;
 }
 
 /*
@@ -414,7 +453,7 @@ static bool rdma_soft_req_build(RdmaSoftQp *sqp, RdmaSoftWqe *w,
         pkt->rkey = wr->rkey;
         pkt->dma_len = w->len - MIN(off, w->len);
         if (sqp->remote) {
-            uint32_t piece = rdma_soft_wire_window(sqp) / 2;
+            uint32_t piece = rdma_soft_wire_window_full(sqp) / 2;
 
             pkt->dma_len = MIN(pkt->dma_len,
                                (uint64_t)(piece - idx % piece) * pmtu);
@@ -489,6 +528,7 @@ void rdma_soft_req_run(RdmaSoftQp *sqp)
     RdmaSoftWqe *w;
     RDMA_SOFT_UNINIT RdmaSoftPkt pkt;
     uint32_t npkts;
+    bool read;
 
     if (req->running || req->rnr_wait) {
         return;
@@ -525,12 +565,21 @@ void rdma_soft_req_run(RdmaSoftQp *sqp)
         npkts = pkt.opcode == RDMA_OPC_READ_REQUEST ?
                 MAX(DIV_ROUND_UP(pkt.dma_len, rdma_soft_pmtu(sqp->qp)), 1) :
                 1;
-        if (!rdma_soft_req_window_open(sqp, pkt.psn + npkts - 1)) {
+        read = pkt.opcode == RDMA_OPC_READ_REQUEST;
+        if (!rdma_soft_req_window_open(sqp, pkt.psn + npkts - 1, read) &&
+            !rdma_soft_req_may_ask(sqp, &pkt)) {
             break;                  /* an ACK or a response opens it */
+        }
+        if (sqp->remote && sqp->qp->type == RDMA_QPT_RC &&
+            !rdma_soft_req_window_open(sqp, pkt.psn + npkts, false)) {
+            pkt.ackreq = true;      /* it fills the window */
         }
         w->next_psn = (w->next_psn + npkts) & RDMA_PSN_MASK;
         if (rdma_psn_diff(w->next_psn, req->sent_psn) > 0) {
             req->sent_psn = w->next_psn;
+        }
+        if (pkt.ackreq) {
+            req->asked_psn = (pkt.psn + npkts - 1) & RDMA_PSN_MASK;
         }
         rdma_soft_xmit(sqp->soft, &pkt);
         if (pkt.remote && sqp->qp->type == RDMA_QPT_RC &&

@@ -601,6 +601,7 @@ static void rdma_soft_mig_apply(RdmaSoft *soft, const RdmaSoftQpMig *m,
     }
     req->psn = m->psn;
     req->sent_psn = m->sent_psn;
+    req->asked_psn = (m->sent_psn - 1) & RDMA_PSN_MASK;
     req->rnr_wait = m->rnr_wait;
     req->rnr_attempts = m->rnr_attempts;
     req->rnr_dest_qpn = m->rnr_dest_qpn;
