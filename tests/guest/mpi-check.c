@@ -228,9 +228,12 @@ static long latency(int peer, int iters)
         }
     }
     if (rank == 0) {
+        double t = MPI_Wtime();
+
+        t -= t0;
         printf("latency: rank 0 <-> rank %d, %d ping-pongs of 8 bytes: "
                "%.1f usec one way, %ld bad replies\n", peer, iters,
-               (MPI_Wtime() - t0) * 1e6 / iters / 2, bad);
+               t * 1e6 / iters / 2, bad);
     }
     return total(bad);
 }
@@ -274,7 +277,8 @@ static long bandwidth(int peer, size_t size, int rounds)
     }
     /* the receiver's checks are in the time: acknowledged by a barrier */
     MPI_Barrier(MPI_COMM_WORLD);
-    t = MPI_Wtime() - t0;
+    t = MPI_Wtime();
+    t -= t0;
     for (w = 0; w < WINDOW; w++) {
         free(buf[w]);
     }
@@ -301,7 +305,7 @@ int main(int argc, char **argv)
     while ((opt = getopt(argc, argv, "s:n:")) != -1) {
         switch (opt) {
         case 's':
-            size = strtoul(optarg, NULL, 0);
+            size = atol(optarg);
             break;
         case 'n':
             rounds = atoi(optarg);

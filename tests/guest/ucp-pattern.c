@@ -49,8 +49,10 @@
 static const char *side = "server";
 static ucp_worker_h worker;
 
-/* The byte at OFFSET of pattern SEED: a xorshift stream, so that no two
- * messages, and no two places in one, look alike. */
+/*
+ * The byte at OFFSET of pattern SEED: a xorshift stream, so that no two
+ * messages, and no two places in one, look alike.
+ */
 static uint8_t pattern_byte(uint64_t seed, size_t offset)
 {
     uint64_t x = seed * 0x9e3779b97f4a7c15ull + (offset >> 3) + 1;
@@ -70,8 +72,10 @@ static void fill(uint8_t *buf, size_t len, uint64_t seed)
     }
 }
 
-/* Check BUF against pattern SEED (inverted if INVERT); print the first
- * bad byte and the count of bad ones.  Returns the count. */
+/*
+ * Check BUF against pattern SEED (inverted if INVERT); print the first
+ * bad byte and the count of bad ones.  Returns the count.
+ */
 static size_t check(const char *what, const uint8_t *buf, size_t len,
                     uint64_t seed, int invert)
 {
@@ -111,8 +115,10 @@ static double now(void)
     return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-/* Progress until REQ completes; a bounded wait, so that a lost peer is a
- * message and not a hang. */
+/*
+ * Progress until REQ completes; a bounded wait, so that a lost peer is a
+ * message and not a hang.
+ */
 static ucs_status_t wait_req(void *req, const char *what)
 {
     double end = now() + WAIT_SECONDS;
@@ -158,8 +164,10 @@ static ucs_status_t tag_recv(void *buf, size_t len, ucp_tag_t tag,
     ucs_status_t st;
     void *req;
 
-    /* the info is filled in here if the receive completes at once, else
-     * ucp_tag_recv_request_test() gives it */
+    /*
+     * the info is filled in here if the receive completes at once, else
+     * ucp_tag_recv_request_test() gives it
+     */
     p.op_attr_mask = UCP_OP_ATTR_FIELD_RECV_INFO;
     p.recv_info.tag_info = &info;
     req = ucp_tag_recv_nbx(worker, buf, len, tag, (ucp_tag_t)-1, &p);
@@ -232,9 +240,11 @@ static void *recv_blob(int fd, uint32_t *len)
     return buf;
 }
 
-/* Say "done" on the out-of-band socket and wait for the peer's, while
+/*
+ * Say "done" on the out-of-band socket and wait for the peer's, while
  * the worker goes on progressing (acknowledging for the peer's close).
- * Returns 1 when the peer said it. */
+ * Returns 1 when the peer said it.
+ */
 static int oob_barrier(int fd)
 {
     double end = now() + WAIT_SECONDS;
@@ -316,8 +326,10 @@ static int oob_accept(int port)
     return fd;
 }
 
-/* The client's exchange: tag messages out and their echoes back, a put
- * into the server's buffer, a get from it.  Returns the bad bytes. */
+/*
+ * The client's exchange: tag messages out and their echoes back, a put
+ * into the server's buffer, a get from it.  Returns the bad bytes.
+ */
 static size_t client_run(ucp_ep_h ep, uint8_t *msg, size_t size,
                          unsigned iters, uint64_t remote, ucp_rkey_h rkey)
 {
@@ -429,10 +441,10 @@ int main(int argc, char **argv)
             port = optarg;
             break;
         case 's':
-            size = strtoul(optarg, NULL, 0);
+            size = atol(optarg);
             break;
         case 'n':
-            iters = strtoul(optarg, NULL, 0);
+            iters = atoi(optarg);
             break;
         default:
             fprintf(stderr, "usage: %s [-p PORT] [-s SIZE] [-n ITERS] "
