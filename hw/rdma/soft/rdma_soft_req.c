@@ -205,17 +205,19 @@ static uint32_t rdma_soft_wire_window_full(RdmaSoftQp *sqp)
 }
 
 /*
- * @sqp's share of RDMA_SOFT_WIRE_WINDOW in packets: an even number, at
- * least 2.  It changes as QPs become busy or idle; a QP over its share
- * sends nothing new until ACKs bring it back under.  RDMA READs keep the
- * whole window: they are asked in pieces cut at fixed PSNs, which must
- * not move while a READ is outstanding (rdma_soft_req_build()).
+ * @sqp's share of RDMA_SOFT_WIRE_WINDOW in packets, at least one: with
+ * two each, 64 busy QPs (ib_write_bw -q 64) kept 128 packets on the link,
+ * more than a receiving socket holds.  It changes as QPs become busy or
+ * idle; a QP over its share sends nothing new until ACKs bring it back
+ * under.  RDMA READs keep the whole window: they are asked in pieces cut
+ * at fixed PSNs, which must not move while a READ is outstanding
+ * (rdma_soft_req_build()).
  */
 static uint32_t rdma_soft_wire_window(RdmaSoftQp *sqp)
 {
     uint32_t share = RDMA_SOFT_WIRE_WINDOW / MAX(sqp->soft->nbusy, 1);
 
-    return MAX(share / rdma_soft_pmtu(sqp->qp), 2) & ~1u;
+    return MAX(share / rdma_soft_pmtu(sqp->qp), 1);
 }
 
 /*
@@ -507,11 +509,11 @@ static bool rdma_soft_req_build(RdmaSoftQp *sqp, RdmaSoftWqe *w,
         pkt->tclass = wr->traffic_class;
         pkt->flow_label = wr->flow_label;
     } else {
+        uint32_t half = MAX(rdma_soft_wire_window(sqp) / 2, 1);
+
         pkt->dest_qpn = qp->attr.dest_qp_num;
         /* on the link, an ACK every half window keeps the window open */
-        pkt->ackreq = last || (sqp->remote &&
-                               (idx + 1) % (rdma_soft_wire_window(sqp) / 2) ==
-                               0);
+        pkt->ackreq = last || (sqp->remote && (idx + 1) % half == 0);
         rdma_soft_qp_address(sqp, pkt);
     }
     return true;
