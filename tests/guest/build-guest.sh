@@ -16,7 +16,11 @@
 #   - tests/bench/doorbell-cost.c, compiled here against the host's
 #     libibverbs (make bench's doorbell figures), and
 #     tests/guest/linger-qp.c, the preload library that holds a QP's
-#     teardown back (init's two-guest ping-pongs; see the file).
+#     teardown back (init's two-guest ping-pongs; see the file),
+#     tests/guest/ucp-pattern.c (against libucx-dev) and
+#     tests/guest/mpi-check.c (with mpicc), with Open MPI's mpirun, orted,
+#     its components (but PSM's), PMIx's plugins and /etc/openmpi from
+#     this host's openmpi-bin (init's ucp_pattern_* and mpi_*).
 #
 # Usage: build-guest.sh [outdir]        (default: build/guest in the tree)
 #
