@@ -15,7 +15,8 @@
 # tests/guest/two-guests.sh), interop (the same with Linux rxe in the other
 # guest: pvrdma as client, lane "interop-client", and as server, lane
 # "interop-server"), workloads (librdmacm's rdma_server/rdma_client, rcopy,
-# riostream, qperf and libfabric's fi_pingpong, msg and rdm, between two
+# riostream, qperf, libfabric's fi_pingpong, msg and rdm, UCX's UCP and
+# Open MPI over UCX, between two
 # pvrdma guests and with rxe both ways, lanes "workloads-pvrdma",
 # "workloads-client", "workloads-server"), jumbo (both guests' vmxnet3 at MTU 9000, so RoCE's
 # path MTU is 4096: pvrdma to pvrdma, and with rxe both ways, lanes
@@ -88,8 +89,15 @@ two_programs=ibv_rc_pingpong,ibv_ud_pingpong,ib_write_bw,ib_read_bw,ib_atomic_bw
 two_programs+=,ib_send_bw,ib_send_lat,ib_write_lat,rping
 two_programs+=,ucx_put_bw,ucx_get,ucx_fadd
 # Issue 27's workloads (tests/guest/README.md): each judged on the program's
-# own output and data check; IPv4 (rcopy and qperf take no IPv6 address)
+# own output and data check; IPv4 (rcopy, qperf and the MPI launch take no
+# IPv6 address).  UCX at the UCP level (ucx_perftest's tag, put and get,
+# our ucp-pattern.c) over rc_verbs and ud_verbs, and Open MPI over UCX with
+# two ranks in each guest (tests/guest/mpi-check.c: ring, alltoall with a
+# checksum, bandwidth)
 workload_programs=rdma_server,rcopy,riostream,riostream_async,qperf,fi_pingpong,fi_pingpong_rdm
+workload_programs+=,ucp_tag_lat_rc,ucp_tag_bw_rc,ucp_put_bw_rc,ucp_get_rc
+workload_programs+=,ucp_tag_lat_ud,ucp_tag_bw_ud,ucp_put_bw_ud,ucp_get_ud
+workload_programs+=,ucp_pattern_rc,ucp_pattern_ud,mpi_rc,mpi_ud
 # NFSv3 and NFSv4.2 over RDMA (proto=rdma, port 20049), 16 MiB per version
 two_programs+=,nfs_rdma:16777216
 # The arm64 guest's scenarios on its one device: lane guest's, but not
@@ -285,7 +293,7 @@ for lane in "${lanes[@]}"; do
         pair interop-server rxe-pvrdma '' rxe pvrdma
         ;;
     workloads)
-        echo "== workloads: librdmacm's programs, rsockets, qperf and libfabric between two guests, pvrdma and rxe"
+        echo "== workloads: librdmacm's programs, rsockets, qperf, libfabric, UCX and Open MPI between two guests, pvrdma and rxe"
         for p in "pvrdma pvrdma pvrdma" "client pvrdma rxe" "server rxe pvrdma"; do
             read -r name cdev sdev <<<"$p"
             pair "workloads-$name" "workloads-$cdev-$sdev" '' "$cdev" "$sdev" --gids ipv4 \
