@@ -98,6 +98,8 @@ workload_programs=rdma_server,rcopy,riostream,riostream_async,qperf,fi_pingpong,
 workload_programs+=,ucp_tag_lat_rc,ucp_tag_bw_rc,ucp_put_bw_rc,ucp_get_rc
 workload_programs+=,ucp_tag_lat_ud,ucp_tag_bw_ud,ucp_put_bw_ud,ucp_get_ud
 workload_programs+=,ucp_pattern_rc,ucp_pattern_ud,mpi_rc,mpi_ud
+# SMB Direct: a SKIP that names the kernel options Debian leaves unset
+workload_programs+=,smb_direct
 # NFSv3 and NFSv4.2 over RDMA (proto=rdma, port 20049), 16 MiB per version
 two_programs+=,nfs_rdma:16777216
 # The arm64 guest's scenarios on its one device: lane guest's, but not

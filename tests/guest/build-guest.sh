@@ -466,6 +466,9 @@ else
     printf '127.0.0.1 localhost\n10.0.2.15 guest\n' >"$stage/etc/hosts"
     echo guest >"$stage/etc/hostname"
     echo "$abi" >"$stage/etc/guest-abi"
+    # what t_smb_direct reports: the kernel's SMB Direct options
+    grep -E '^(# )?CONFIG_(CIFS_SMB_DIRECT|SMB_SERVER_SMBDIRECT)[ =]' \
+        "$root/boot/config-$abi" >"$stage/etc/guest-kconfig" || true
     install -m 0755 "$init_script" "$stage/init"
 
     # Sanity check: every program and provider resolves all of its

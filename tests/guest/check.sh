@@ -773,6 +773,23 @@ t_mpi_rc() { dp mpi-rc mpi_rc chk_mpi rc_verbs; }
 t_mpi_ud() { dp mpi-ud mpi_ud chk_mpi ud_verbs; }
 t_rdma_server() { dp rdma-server rdma_server chk_rdma_server; }
 t_rcopy() { dp rcopy rcopy chk_rcopy; }
+# SMB Direct: a SKIP with the reason when the guest's kernel lacks it (init
+# names the options its configuration leaves unset)
+t_smb_direct() {
+    local s why
+    s=$(section smb_direct)
+    if [ -z "$s" ]; then
+        fail smb-direct "no 'smb_direct' section: the guest did not run it" "$(guest_result smb_direct)"
+        return
+    fi
+    why=$(echo "$s" | grep -m1 '^kernel lacks SMB Direct: ')
+    if [ -n "$why" ]; then
+        skip smb-direct "$why"
+    else
+        fail smb-direct "the guest's kernel has SMB Direct, and no scenario runs it yet" \
+            "$(echo "$s" | tail -n 3)"
+    fi
+}
 t_riostream() { dp riostream riostream chk_riostream; }
 t_riostream_async() { dp riostream-async riostream_async chk_riostream; }
 t_qperf() {

@@ -114,11 +114,13 @@ pack_initramfs() {
 
 # The verdicts of a test driver: "PASS: name", or "FAIL: name" followed by
 # its reasons, one "#   " line each (empty ones skipped); counted in
-# npass and nfail.  verdict_summary LANE prints "LANE: N passed, N failed"
+# npass and nfail.  "SKIP: name" with its reason, for what this guest
+# cannot run, counts as passed.  verdict_summary LANE prints "LANE: N passed, N failed"
 # and exits 0 only if nothing failed.
 npass=0
 nfail=0
 pass() { echo "PASS: $1"; npass=$((npass + 1)); }
+skip() { echo "SKIP: $1"; printf '#   %s\n' "$2"; npass=$((npass + 1)); }
 fail() {
     local l
     echo "FAIL: $1"
