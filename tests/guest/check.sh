@@ -368,6 +368,8 @@ chk_perf() {   # TEXT bw|lat DEFAULT-SIZE WHO
     local s=$1 kind=$2 size n nums side out
     size=$(dp_opt "$s" -s "$3")
     n=$(dp_opt "$s" -n 1000)
+    # a bandwidth test on -q QPs reports -n iterations of each
+    [ "$kind" = lat ] || n=$((n * $(dp_opt "$s" -q 1)))
     [ "$kind" = bw ] && nums=3 || nums=7
     for side in server client; do
         out=$(dp_side "$s" $side)
