@@ -253,15 +253,20 @@ else
     # every program must then find its libraries: both run under
     # qemu-user, inside the stage.
     cp "$qemu_user" "$stage/qemu-aarch64-static"
-    chroot "$stage" /qemu-aarch64-static /usr/sbin/ldconfig ||
+    # qemu-user takes options from QEMU_* variables, and make exports
+    # QEMU_VERSION (10.0 or 10.2): qemu-aarch64 then printed its version
+    # and ran nothing, so every check below failed under make check.
+    # Only PATH goes in.
+    in_stage() { env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin chroot "$stage" /qemu-aarch64-static "$@"; }
+    in_stage /usr/sbin/ldconfig ||
         die "the arm64 ldconfig failed in the stage"
     for p in "${check_bins[@]}" /usr/lib/linger-qp.so; do
-        out=$(chroot "$stage" /qemu-aarch64-static /usr/lib/ld-linux-aarch64.so.1 --list "$p" 2>&1) ||
+        out=$(in_stage /usr/lib/ld-linux-aarch64.so.1 --list "$p" 2>&1) ||
             die "$p does not link inside the initramfs: $out"
         ! echo "$out" | grep -q 'not found' ||
             die "$p misses libraries inside the initramfs: $(echo "$out" | grep 'not found' | tr -s ' \t' ' ')"
     done
-    out=$(chroot "$stage" /qemu-aarch64-static /usr/bin/ibv_devinfo --help 2>&1 || true)
+    out=$(in_stage /usr/bin/ibv_devinfo --help 2>&1 || true)
     echo "$out" | grep -q '^Usage:' || die "ibv_devinfo does not run inside the stage: $out"
     [ -f "$stage/etc/libibverbs.d/vmw_pvrdma.driver" ] &&
         ls "$stage"/usr/lib/$cross/libibverbs/libvmw_pvrdma-rdmav*.so >/dev/null 2>&1 ||
