@@ -12,7 +12,8 @@
 #                   ibv_devinfo in each and run an RDMA ping-pong between them
 #   make bench      pvrdma against Linux Soft-RoCE (rxe) in one TCG guest boot
 #                   and between two guests on one link (next to the link's
-#                   own ceiling), the host's memcpy bandwidth, and make
+#                   own ceiling), the host's memcpy bandwidth, NFS over
+#                   RDMA, UCX and Open MPI between two guests, and make
 #                   bench-mr (figures, not a test)
 #   make bench-migration  what live migration costs: the device's state size
 #                   and save/load time, and a guest's downtime with and
@@ -130,6 +131,7 @@ bench: build
 	@bash tests/bench/mr-reg-bench.sh
 	@bash tests/bench/run-bench.sh $(QEMU) $(BUILD)/guest
 	@bash tests/bench/g2g-bench.sh $(QEMU) $(BUILD)/guest
+	@bash tests/bench/workloads-bench.sh $(QEMU) $(BUILD)/guest
 
 bench-mr:
 	@bash tests/bench/mr-reg-bench.sh
