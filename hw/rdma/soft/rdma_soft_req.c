@@ -564,16 +564,14 @@ void rdma_soft_req_run(RdmaSoftQp *sqp)
             rdma_soft_fail_wqe(sqp, w, RDMA_WC_LOC_QP_OP_ERR);
             break;
         }
-        npkts = pkt.opcode == RDMA_OPC_READ_REQUEST ?
-                MAX(DIV_ROUND_UP(pkt.dma_len, rdma_soft_pmtu(sqp->qp)), 1) :
-                1;
         read = pkt.opcode == RDMA_OPC_READ_REQUEST;
+        npkts = read ? MAX(DIV_ROUND_UP(pkt.dma_len,
+                                        rdma_soft_pmtu(sqp->qp)), 1) : 1;
         if (!rdma_soft_req_window_open(sqp, pkt.psn + npkts - 1, read) &&
             !rdma_soft_req_may_ask(sqp, &pkt)) {
             break;                  /* an ACK or a response opens it */
         }
-        if (sqp->remote && sqp->qp->type == RDMA_QPT_RC &&
-            !rdma_soft_req_window_open(sqp, pkt.psn + npkts, false)) {
+        if (!rdma_soft_req_window_open(sqp, pkt.psn + npkts, false)) {
             pkt.ackreq = true;      /* it fills the window */
         }
         w->next_psn = (w->next_psn + npkts) & RDMA_PSN_MASK;
