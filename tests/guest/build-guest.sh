@@ -272,40 +272,32 @@ prov_dir=/usr/lib/x86_64-linux-gnu/libibverbs
     die "missing /etc/libibverbs.d/vmw_pvrdma.driver (install ibverbs-providers)"
 
 # Guest programs of our own, built for the host's (= the guest's) libraries.
+# compile OUT SRC HINT CC ARGS...: CC -O2 -Wall -o OUT SRC ARGS when OUT
+# is missing or older than SRC (HINT: the package a failure points to)
+compile() {
+    local out=$1 src=$2 hint=$3 cc=$4
+    shift 4
+    [ ! -e "$out" ] || [ "$src" -nt "$out" ] || return 0
+    say "compiling $(basename "$src")"
+    "$cc" -O2 -Wall -o "$out" "$src" "$@" ||
+        die "could not compile $src${hint:+ ($hint installed?)}"
+}
 dbcost_src=$top/tests/bench/doorbell-cost.c
 dbcost=$work/doorbell-cost
-if [ ! -x "$dbcost" ] || [ "$dbcost_src" -nt "$dbcost" ]; then
-    say "compiling $(basename "$dbcost_src")"
-    gcc -O2 -Wall -o "$dbcost" "$dbcost_src" -libverbs -lpthread ||
-        die "could not compile $dbcost_src (libibverbs-dev installed?)"
-fi
+compile "$dbcost" "$dbcost_src" libibverbs-dev gcc -libverbs -lpthread
 linger_src=$here/linger-qp.c
 linger=$work/linger-qp.so
-if [ ! -f "$linger" ] || [ "$linger_src" -nt "$linger" ]; then
-    say "compiling $(basename "$linger_src")"
-    gcc -O2 -Wall -shared -fPIC -o "$linger" "$linger_src" -ldl ||
-        die "could not compile $linger_src"
-fi
-
+compile "$linger" "$linger_src" '' gcc -shared -fPIC -ldl
 # ucp-pattern: UCP tag, put and get with every byte checked (init's
 # t_ucp_pattern_*), against Debian's libucx-dev
 ucpp_src=$here/ucp-pattern.c
 ucpp=$work/ucp-pattern
-if [ ! -x "$ucpp" ] || [ "$ucpp_src" -nt "$ucpp" ]; then
-    say "compiling $(basename "$ucpp_src")"
-    gcc -O2 -Wall -o "$ucpp" "$ucpp_src" -lucp -lucs ||
-        die "could not compile $ucpp_src (libucx-dev installed?)"
-fi
-
+compile "$ucpp" "$ucpp_src" libucx-dev gcc -lucp -lucs
 # mpi-check: Open MPI's ring, alltoall, latency and bandwidth with every
 # byte checked (init's t_mpi_*), built with Debian's mpicc
 mpic_src=$here/mpi-check.c
 mpic=$work/mpi-check
-if [ ! -x "$mpic" ] || [ "$mpic_src" -nt "$mpic" ]; then
-    say "compiling $(basename "$mpic_src")"
-    mpicc -O2 -Wall -o "$mpic" "$mpic_src" ||
-        die "could not compile $mpic_src (libopenmpi-dev installed?)"
-fi
+compile "$mpic" "$mpic_src" libopenmpi-dev mpicc
 # Open MPI's components (dlopen()ed), but those of PSM hardware, and
 # PMIx's; the MCA defaults in /etc/openmpi and the help texts
 ompi_dir=/usr/lib/x86_64-linux-gnu/openmpi
