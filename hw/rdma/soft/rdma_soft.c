@@ -58,6 +58,7 @@ static int rdma_soft_create_qp(RdmaBackend *be, RdmaQp *qp)
                                       rdma_soft_rnr_timer, sqp);
     sqp->req.retry_timer = timer_new_ns(QEMU_CLOCK_VIRTUAL,
                                         rdma_soft_retry_timer, sqp);
+    sqp->req.rtt_sent_ns = -1;
     qp->be = sqp;
     trace_rdma_soft_create("qp", qp->handle);
     return 0;

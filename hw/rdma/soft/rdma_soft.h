@@ -95,6 +95,30 @@ typedef struct RdmaSoftReq {
     uint32_t retry_left;
     bool timed_out;                 /* the timer expired: for the bh */
     /*
+     * A probe before the timeout (rdma_soft_retry_restart()): while
+     * @probe_due the retry timer is set for the probe, and the timeout
+     * itself is due at @timeout_at (virtual clock).  @probed: the probe
+     * of this timeout period went out.
+     */
+    bool probe_due;
+    bool probed;
+    int64_t timeout_at;
+    bool probing;                   /* @probe_psn goes out over the window */
+    uint32_t probe_psn;
+    /*
+     * The round trip to the peer (RFC 6298's estimator, in ns; 0 before
+     * the first sample), measured from a packet that asked for an ACK,
+     * sent at @rtt_sent_ns with PSN @rtt_psn, to the ACK or response that
+     * covers it; a go-back cancels the measurement (Karn: an answer may
+     * be the first transmission's).  With the probe state, not migrated:
+     * a load starts without an estimate, as a new path would, and probes
+     * again once it has one.
+     */
+    int64_t srtt_ns;
+    int64_t rttvar_ns;
+    int64_t rtt_sent_ns;            /* -1: nothing being measured */
+    uint32_t rtt_psn;
+    /*
      * Went back because responses came out of order: no more such
      * retries until an answer moves on or the timer expires (each one
      * makes the responder answer again from that PSN: on a link that
@@ -214,6 +238,13 @@ typedef struct RdmaSoftResp {
  * a long READ in requests of half a window each.
  */
 #define RDMA_SOFT_WIRE_WINDOW   (64 * KiB)
+
+/*
+ * The tail probe goes off at least this long after the last answer
+ * (rdma_soft_retry_restart()): a spurious probe costs a packet and an
+ * ACK, but a QEMU on a busy host answers late now and then.
+ */
+#define RDMA_SOFT_PROBE_MIN_NS  (1 * SCALE_MS)
 
 typedef struct RdmaSoftBacklogPkt {
     RdmaSoftPkt pkt;
@@ -357,6 +388,8 @@ void rdma_soft_req_flush(RdmaSoftQp *sqp, bool complete);
 void rdma_soft_rnr_timer(void *opaque);
 void rdma_soft_retry_timer(void *opaque);
 void rdma_soft_retry_restart(RdmaSoftQp *sqp, bool progress);
+bool rdma_soft_req_timer_probe(RdmaSoftQp *sqp);
+void rdma_soft_rtt_answer(RdmaSoftQp *sqp, uint32_t psn);
 bool rdma_soft_req_rewind(RdmaSoftQp *sqp, uint32_t psn);
 void rdma_soft_req_go_back(RdmaSoftQp *sqp, uint32_t psn);
 void rdma_soft_req_kick(RdmaSoftQp *sqp);

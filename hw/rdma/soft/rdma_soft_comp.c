@@ -94,6 +94,9 @@ void rdma_soft_comp_timeout(RdmaSoftQp *sqp)
     if (!w || w->last_psn == RDMA_PSN_MASK + 1 || sqp->req.rnr_wait) {
         return;
     }
+    if (rdma_soft_req_timer_probe(sqp)) {
+        return;
+    }
     sqp->soft->stats.timeouts++;
     trace_rdma_soft_timeout(sqp->qp->qpn, w->ack_psn, sqp->req.retry_left);
     if (!sqp->req.retry_left) {
@@ -203,6 +206,7 @@ static void rdma_soft_comp_ack(RdmaSoftQp *sqp, uint32_t psn)
         rdma_soft_complete_wqe(sqp, w, RDMA_WC_SUCCESS);
     }
     if (progress) {
+        rdma_soft_rtt_answer(sqp, psn);
         rdma_soft_retry_restart(sqp, true);
         rdma_soft_req_kick(sqp);
     }
@@ -248,6 +252,7 @@ static void rdma_soft_comp_response(RdmaSoftQp *sqp, RdmaSoftWqe *w,
             }
         }
         /* (a LAST before that ends one of the READ's requests) */
+        rdma_soft_rtt_answer(sqp, pkt->psn);
         rdma_soft_retry_restart(sqp, true);
         rdma_soft_req_kick(sqp);
         return;
@@ -271,6 +276,7 @@ static void rdma_soft_comp_response(RdmaSoftQp *sqp, RdmaSoftWqe *w,
         if (st != RDMA_WC_SUCCESS) {
             rdma_soft_fail_wqe(sqp, w, st);
         } else {
+            rdma_soft_rtt_answer(sqp, pkt->psn);
             rdma_soft_complete_wqe(sqp, w, RDMA_WC_SUCCESS);
         }
         return;

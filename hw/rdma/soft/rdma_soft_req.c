@@ -530,7 +530,7 @@ void rdma_soft_req_run(RdmaSoftQp *sqp)
     RdmaSoftWqe *w;
     RDMA_SOFT_UNINIT RdmaSoftPkt pkt;
     uint32_t npkts;
-    bool read;
+    bool read, fresh;
 
     if (req->running || req->rnr_wait) {
         return;
@@ -567,19 +567,28 @@ void rdma_soft_req_run(RdmaSoftQp *sqp)
         read = pkt.opcode == RDMA_OPC_READ_REQUEST;
         npkts = read ? MAX(DIV_ROUND_UP(pkt.dma_len,
                                         rdma_soft_pmtu(sqp->qp)), 1) : 1;
-        if (!rdma_soft_req_window_open(sqp, pkt.psn + npkts - 1, read) &&
-            !rdma_soft_req_may_ask(sqp, &pkt)) {
+        if (req->probing && pkt.psn == req->probe_psn) {
+            req->probing = false;   /* the probe goes out, and asks */
+            pkt.ackreq = true;
+        } else if (!rdma_soft_req_window_open(sqp, pkt.psn + npkts - 1,
+                                              read) &&
+                   !rdma_soft_req_may_ask(sqp, &pkt)) {
             break;                  /* an ACK or a response opens it */
         }
         if (!rdma_soft_req_window_open(sqp, pkt.psn + npkts, false)) {
             pkt.ackreq = true;      /* it fills the window */
         }
+        fresh = rdma_psn_diff(pkt.psn, req->sent_psn) >= 0;
         w->next_psn = (w->next_psn + npkts) & RDMA_PSN_MASK;
         if (rdma_psn_diff(w->next_psn, req->sent_psn) > 0) {
             req->sent_psn = w->next_psn;
         }
         if (pkt.ackreq) {
             req->asked_psn = (pkt.psn + npkts - 1) & RDMA_PSN_MASK;
+            if (fresh && pkt.remote && req->rtt_sent_ns < 0) {
+                req->rtt_sent_ns = qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL);
+                req->rtt_psn = req->asked_psn;
+            }
         }
         rdma_soft_xmit(sqp->soft, &pkt);
         if (pkt.remote && sqp->qp->type == RDMA_QPT_RC &&
@@ -684,6 +693,25 @@ static int64_t rdma_soft_ack_timeout_ns(const RdmaQp *qp)
 }
 
 /*
+ * When the tail probe goes off after the last answer: a few round trips
+ * (RFC 6298's 2.3 without its one-second floor, at least twice the
+ * smoothed round trip, at least RDMA_SOFT_PROBE_MIN_NS), or 0 for no
+ * probe: no round trip measured yet, or not well before the timeout of
+ * @timeout_ns.
+ */
+static int64_t rdma_soft_probe_ns(const RdmaSoftReq *req, int64_t timeout_ns)
+{
+    int64_t pto;
+
+    if (!req->srtt_ns) {
+        return 0;
+    }
+    pto = MAX(MAX(2 * req->srtt_ns, req->srtt_ns + 4 * req->rttvar_ns),
+              RDMA_SOFT_PROBE_MIN_NS);
+    return pto <= timeout_ns / 2 ? pto : 0;
+}
+
+/*
  * Packets of @sqp are on the link unacknowledged: (re)start the
  * retransmission timer, or stop it when nothing is outstanding.  With
  * @progress an acknowledgement moved on: the retries start over.
@@ -692,18 +720,97 @@ void rdma_soft_retry_restart(RdmaSoftQp *sqp, bool progress)
 {
     RdmaSoftReq *req = &sqp->req;
     RdmaSoftWqe *w = QTAILQ_FIRST(&req->wqes);
-    int64_t ns = rdma_soft_ack_timeout_ns(sqp->qp);
+    int64_t ns = rdma_soft_ack_timeout_ns(sqp->qp), now, pto;
 
     if (progress) {
         req->retry_left = sqp->qp->attr.retry_cnt;
         req->gap_retry = false;
+        req->probed = false;
+        req->probing = false;
     }
+    req->probe_due = false;
     if (!sqp->remote || !ns || !w || !rdma_soft_wqe_started(w) ||
         req->rnr_wait) {
         timer_del(req->retry_timer);
         return;
     }
-    timer_mod(req->retry_timer, qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL) + ns);
+    now = qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL);
+    req->timeout_at = now + ns;
+    pto = req->probed ? 0 : rdma_soft_probe_ns(req, ns);
+    req->probe_due = pto != 0;
+    timer_mod(req->retry_timer, pto ? now + pto : req->timeout_at);
+}
+
+/*
+ * An answer (an ACK, a READ response, an atomic's) up to @psn came: a
+ * round-trip sample if it covers the packet being timed (RFC 6298 2.3).
+ */
+void rdma_soft_rtt_answer(RdmaSoftQp *sqp, uint32_t psn)
+{
+    RdmaSoftReq *req = &sqp->req;
+    int64_t r;
+
+    if (req->rtt_sent_ns < 0 || rdma_psn_diff(psn, req->rtt_psn) < 0) {
+        return;
+    }
+    r = MAX(qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL) - req->rtt_sent_ns, 1);
+    req->rtt_sent_ns = -1;
+    if (!req->srtt_ns) {
+        req->srtt_ns = r;
+        req->rttvar_ns = r / 2;
+    } else {
+        req->rttvar_ns = (3 * req->rttvar_ns + ABS(req->srtt_ns - r)) / 4;
+        req->srtt_ns = (7 * req->srtt_ns + r) / 8;
+    }
+}
+
+/*
+ * The tail probe: nothing came back for a few round trips.  Send again
+ * the last packet sent, asking for an ACK, as a timeout would send it
+ * again but without spending one of retry_cnt's retries (IB 9.7.6.1.3
+ * counts timeouts; a requester may resend any unacknowledged packet
+ * earlier, and a duplicate costs the responder only an ACK).  If the ACK
+ * was lost, the responder acknowledges everything again; if the tail was
+ * lost, the probe arrives out of sequence and the responder's sequence
+ * NAK sends the requester back to the first missing PSN.  An RDMA READ
+ * is asked again from its first missing response instead: its responses
+ * come in PSN order, so those after a gap were dropped anyway.
+ */
+static void rdma_soft_req_probe(RdmaSoftQp *sqp)
+{
+    RdmaSoftReq *req = &sqp->req;
+    uint32_t last = (req->sent_psn - 1) & RDMA_PSN_MASK;
+    RdmaSoftWqe *w = rdma_soft_wqe_at(sqp, last);
+    uint32_t from;
+
+    if (!w || w->next_psn != req->sent_psn) {
+        return;                     /* going back already: the timer will do */
+    }
+    from = w->wr.opcode == RDMA_WR_RDMA_READ ? w->ack_psn :
+           rdma_soft_is_atomic(w->wr.opcode) ? w->first_psn : last;
+    trace_rdma_soft_probe(sqp->qp->qpn, from, req->srtt_ns / 1000);
+    req->probe_psn = from;
+    req->probing = true;
+    rdma_soft_req_go_back(sqp, from);
+}
+
+/*
+ * The retransmission timer went off: the probe before the timeout, or
+ * the timeout (rdma_soft_comp_timeout()).  True if it was the probe.
+ */
+bool rdma_soft_req_timer_probe(RdmaSoftQp *sqp)
+{
+    RdmaSoftReq *req = &sqp->req;
+
+    if (!req->probe_due) {
+        req->probed = false;        /* the next period may probe again */
+        return false;
+    }
+    req->probe_due = false;
+    req->probed = true;
+    timer_mod(req->retry_timer, req->timeout_at);
+    rdma_soft_req_probe(sqp);
+    return true;
 }
 
 /*
@@ -730,6 +837,9 @@ bool rdma_soft_req_rewind(RdmaSoftQp *sqp, uint32_t psn)
             trace_rdma_soft_go_back(sqp->qp->qpn, w->next_psn, from);
         }
         w->next_psn = from;
+    }
+    if (again) {
+        sqp->req.rtt_sent_ns = -1;  /* an answer may be the first copy's */
     }
     return again;
 }

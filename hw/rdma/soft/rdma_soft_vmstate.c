@@ -270,6 +270,11 @@ static void rdma_soft_mig_save_qp(RdmaSoft *soft, RdmaSoftQp *sqp,
                        MAX(timer_expire_time_ns(req->retry_timer) - now, 0) :
                        -1;
     m->timed_out = req->timed_out;
+    if (req->probe_due) {
+        /* The probe is not migrated: the timeout after it is. */
+        m->retry_left_ns = MAX(req->timeout_at - now, 0);
+        m->timed_out = false;
+    }
     m->gap_retry = req->gap_retry;
     m->nwqe = req->nwqe;
     m->resp = sqp->resp;
