@@ -298,6 +298,11 @@ compile "$ucpp" "$ucpp_src" libucx-dev gcc -lucp -lucs
 mpic_src=$here/mpi-check.c
 mpic=$work/mpi-check
 compile "$mpic" "$mpic_src" libopenmpi-dev mpicc
+# cm-scale: many RDMA-CM connections, each with a checked message (init's
+# t_cm_scale), against librdmacm-dev
+cms_src=$here/cm-scale.c
+cms=$work/cm-scale
+compile "$cms" "$cms_src" librdmacm-dev gcc -lrdmacm -libverbs
 # Open MPI's components (dlopen()ed), but those of PSM hardware, and
 # PMIx's; the MCA defaults in /etc/openmpi and the help texts
 ompi_dir=/usr/lib/x86_64-linux-gnu/openmpi
@@ -319,7 +324,7 @@ initrd_key=$( {
     echo "${user_bins[*]}"
     echo "$pkg_versions"
     echo "$dl_key"
-    sha256sum "$init_script" "${BASH_SOURCE[0]}" "$here/lib.sh" "$ko" "$dbcost" "$linger" "$ucpp" "$mpic" | awk '{print $1}'
+    sha256sum "$init_script" "${BASH_SOURCE[0]}" "$here/lib.sh" "$ko" "$dbcost" "$linger" "$ucpp" "$mpic" "$cms" | awk '{print $1}'
 } | sha256sum | awk '{print $1}')
 
 initrd=$work/initrd.img
@@ -400,6 +405,8 @@ else
     for lib in $(ldd "$ucpp" | awk '$2 == "=>" && $3 ~ /^\// {print $3}'); do
         put "$lib"
     done
+    install -m 0755 "$cms" "$stage/usr/bin/cm-scale"
+    own_bins+=(/usr/bin/cm-scale)
     install -m 0755 "$mpic" "$stage/usr/bin/mpi-check"
     own_bins+=(/usr/bin/mpi-check)
     for lib in $(ldd "$mpic" | awk '$2 == "=>" && $3 ~ /^\// {print $3}'); do

@@ -442,6 +442,36 @@ chk_ucp_pattern() {   # TEXT TL
         echo "errors: $(grep -m2 'UCX  ERROR' <<<"$s" | sed 's/.*UCX  ERROR //' | tr '\n' ' ')"
 }
 
+# cm-scale (init's t_cm_scale, tests/guest/cm-scale.c): the client
+# connected, checked the answers of and disconnected all N connections
+# (N: the 4th argument of its script), the server checked N messages and
+# saw N disconnects, each said PASS; the ib_write_bw that ran alongside
+# printed its result row (64 KiB, -n iterations) and exited 0 on both
+# sides.  The rate and the bandwidth are figures, not judged.
+chk_cm_scale() {   # TEXT
+    local s=$1 n it srv cli
+    n=$(echo "$s" | sed -n 's/^client: //p' | head -1 | awk '{ print $6 }')
+    it=$(dp_opt "$s" -n 1000)
+    srv=$(dp_side "$s" server)
+    cli=$(dp_side "$s" client)
+    grep -qE "^connected $n in [0-9.]+ s \([0-9.]+ conn/s\)\$" <<<"$cli" ||
+        echo "client: no 'connected $n in S s (R conn/s)'"
+    grep -qE "^client: $n echoes of [0-9]+ bytes checked, every byte matched\$" <<<"$cli" ||
+        echo "client: no '$n echoes ... checked, every byte matched'"
+    grep -qE "^disconnected $n in [0-9.]+ s" <<<"$cli" || echo "client: no 'disconnected $n in S s'"
+    grep -qE "^server: $n connect requests, $n messages checked, $n answers sent, $n disconnected\$" <<<"$srv" ||
+        echo "server: not $n requests, checked messages, answers and disconnects"
+    grep -q '^client: PASS$' <<<"$cli" || echo "client: no 'PASS'"
+    grep -q '^server: PASS$' <<<"$srv" || echo "server: no 'PASS'"
+    echo "$cli" | sed -n 's/^bw| //p' | awk -v n="$it" '
+        $1 == "#bytes" { hdr = 1; next }
+        hdr && $1 == 65536 && $2 == n && NF >= 5 { ok = 1 } END { exit !ok }' ||
+        echo "client: no ib_write_bw result row '65536 $it ...' alongside the connections"
+    grep -q '^client: ib_write_bw alongside: exit 0$' <<<"$cli" || echo "client: ib_write_bw alongside did not exit 0"
+    grep -q '^server: ib_write_bw alongside: exit 0$' <<<"$srv" || echo "server: ib_write_bw alongside did not exit 0"
+    echo "$srv$cli" | grep -m3 ': error: ' | sed 's/^/failed: /'
+}
+
 # Open MPI (init's mpi(), tests/guest/mpi-check.c): 2 ranks in each
 # guest, every phase's line from rank 0 with 0 bad, the PASS line, UCX's
 # endpoints between the guests on TL (the ranks' ep_cfg lines at
@@ -774,6 +804,7 @@ t_ucp_pattern_ud() { dp ucp-pattern-ud ucp_pattern_ud chk_ucp_pattern ud_verbs; 
 t_mpi_rc() { dp mpi-rc mpi_rc chk_mpi rc_verbs; }
 t_mpi_ud() { dp mpi-ud mpi_ud chk_mpi ud_verbs; }
 t_rdma_server() { dp rdma-server rdma_server chk_rdma_server; }
+t_cm_scale() { dp cm-scale cm_scale chk_cm_scale; }
 t_rcopy() { dp rcopy rcopy chk_rcopy; }
 # SMB Direct: a SKIP with the reason when the guest's kernel lacks it (init
 # names the options its configuration leaves unset)

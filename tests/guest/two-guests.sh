@@ -65,7 +65,14 @@
 #                     every byte checked; IPv4 only; give --timeout
 #                     180), and smb_direct (a SKIP naming the SMB Direct
 #                     options the guest kernel's configuration leaves
-#                     unset, as Debian's do).  An entry
+#                     unset, as Debian's do), and cm_scale
+#                     (tests/guest/cm-scale.c: SIZE RDMA-CM connections,
+#                     default 1000, each with a checked message; held
+#                     open while an ib_write_bw of 64 KiB x ITERS runs
+#                     alongside; both QEMUs' memory is sampled before
+#                     and while they are open and printed per
+#                     connection; pvrdma needs --device-opts
+#                     dev-caps-max-qp=... above SIZE).  An entry
 #                     PROGRAM:[SIZE][:ITERS] has its own size and iterations
 #                     (instead of --size, --iters), so that one boot can run
 #                     a program several times: its pair is named
@@ -132,6 +139,9 @@
 #                     programs' own lines say whether they then succeeded.
 #                     Give the programs iterations enough to last (e.g.
 #                     --programs ibv_rc_pingpong:4096:30000,...)
+#   --device-opts P   more properties for both guests' -device pvrdma
+#                     (e.g. dev-caps-max-qp=10240,dev-caps-max-cq=512)
+#   --mem SIZE        guest RAM of both guests (QEMU -m; default 1G)
 #   --no-build        do not run build-guest.sh first
 #
 # Environment: QEMU (default build/qemu/qemu-system-x86_64), QEMU_AARCH64
@@ -172,6 +182,8 @@ lossy=
 mig_rounds=0
 mtu=
 link=dgram
+device_opts=
+mem=
 while [ $# -gt 0 ]; do
     case $1 in
         --server-dev) server_dev=$2; shift 2 ;;
@@ -189,6 +201,8 @@ while [ $# -gt 0 ]; do
         --log-dir) logdir=$2; shift 2 ;;
         --pcap) pcap=$2; shift 2 ;;
         --no-build) build=0; shift ;;
+        --device-opts) device_opts=$2; shift 2 ;;
+        --mem) mem=$2; shift 2 ;;
         --info) info=1; shift ;;
         --append) kappend=$2; shift 2 ;;
         --lossy) lossy=$2; shift 2 ;;
@@ -214,6 +228,8 @@ for v in "$iters" "$dp_timeout" "$mig_rounds" ${size:+"$size"}; do
     case $v in ''|*[!0-9]*) die "--iters, --size, --timeout and --migrate want numbers, got '$v'" ;; esac
 done
 case $link in dgram|stream|unix) ;; *) die "--link is dgram, stream or unix, not '$link'" ;; esac
+case $device_opts in *[!A-Za-z0-9=,_-]*) die "--device-opts: PROP=VALUE[,...], not '$device_opts'" ;; esac
+case $mem in ''|[1-9]*[0-9MG]) ;; *) die "--mem wants a size such as 2G or 1536M, not '$mem'" ;; esac
 [ $link = dgram ] || { [ -z "$lossy" ] && [ "$mig_rounds" = 0 ]; } ||
     die "--lossy and --migrate need --link dgram (the relay forwards datagrams)"
 [ "$mig_rounds" = 0 ] || [ -z "$pcap" ] || die "--pcap and --migrate: not both (guest A's QEMUs come and go)"
@@ -233,7 +249,7 @@ done
 # console sections, and check.sh's test names (_ -> -).  entries: the
 # list as init gets it (NAME or NAME:SIZE[:ITERS]); scens: the plain
 # entries; tagged: K:NAME:SIZE:ITERS of the others (init's NAME@K).
-known=" rc_pingpong ud_pingpong srq_pingpong ib_send_bw ib_send_bw_ud ib_write_bw ib_read_bw ib_atomic_bw ib_send_lat ib_send_lat_ud ib_write_lat ib_read_lat rping nvmeof_rdma nfs_rdma ucx_put_bw ucx_get ucx_fadd rdma_server rcopy riostream riostream_async qperf fi_pingpong fi_pingpong_rdm iser ucp_tag_lat_rc ucp_tag_bw_rc ucp_put_bw_rc ucp_get_rc ucp_tag_lat_ud ucp_tag_bw_ud ucp_put_bw_ud ucp_get_ud ucp_pattern_rc ucp_pattern_ud mpi_rc mpi_ud smb_direct "
+known=" rc_pingpong ud_pingpong srq_pingpong ib_send_bw ib_send_bw_ud ib_write_bw ib_read_bw ib_atomic_bw ib_send_lat ib_send_lat_ud ib_write_lat ib_read_lat rping nvmeof_rdma nfs_rdma ucx_put_bw ucx_get ucx_fadd rdma_server rcopy riostream riostream_async qperf fi_pingpong fi_pingpong_rdm iser ucp_tag_lat_rc ucp_tag_bw_rc ucp_put_bw_rc ucp_get_rc ucp_tag_lat_ud ucp_tag_bw_ud ucp_put_bw_ud ucp_get_ud ucp_pattern_rc ucp_pattern_ud mpi_rc mpi_ud smb_direct cm_scale "
 entries=() scens=() tagged=()
 k=0
 for p in $(echo "$programs" | tr ',' ' '); do
@@ -346,6 +362,7 @@ boot() {
     guest_args "$role" "$dev" "$ip" "$peer" "$peer6"
     rm -f "$logdir/$l.log" "$logdir/$l.log.rc" "$logdir/$l.pid"
     QEMU=$(qemu_of "$arch") GUEST_NETDEV=$(netdev_of "$role" "$lport" "$rport") \
+    PVRDMA_DEVICE_OPTS=$device_opts \
     GUEST_MAC=$mac setsid "$here/run-guest.sh" --no-build --quiet --log "$logdir/$l.log" \
         --timeout "$guest_timeout" --test "$sc" --append "$append" -- "$@" \
         >"$logdir/$l.run.out" 2>"$logdir/$l.run.err" </dev/null &
@@ -447,12 +464,24 @@ if [ $relay = 1 ]; then
 else
     qmp_a=() qmp_b=()
 fi
-boot b server "$server_dev" "$server_arch" $ip_b $mac_b "$port_b" "$peer_b" $ip_a "$ll_a" "${qmp_b[@]}"
+# (a second -m replaces run-guest.sh's)
+mem_arg=()
+[ -z "$mem" ] || mem_arg=(-m "$mem")
+boot b server "$server_dev" "$server_arch" $ip_b $mac_b "$port_b" "$peer_b" $ip_a "$ll_a" "${qmp_b[@]}" "${mem_arg[@]}"
 if [ "$mig_rounds" = 0 ]; then
-    boot a client "$client_dev" "$client_arch" $ip_a $mac_a "$port_a" "$peer_a" $ip_b "$ll_b" "${dump[@]}" "${qmp_a[@]}"
+    boot a client "$client_dev" "$client_arch" $ip_a $mac_a "$port_a" "$peer_a" $ip_b "$ll_b" "${dump[@]}" "${qmp_a[@]}" "${mem_arg[@]}"
 else
     boot_migrating
 fi
+
+# cm_scale: both QEMUs' memory at the moments guest A's console names
+rss_pid=
+case ",$scen_list" in
+    *,cm_scale*)
+        [ "$mig_rounds" = 0 ] && python3 "$here/qemu-rss.py" "$logdir/a.log" "$pid_a" "$pid_b" \
+            "$logdir/rss.txt" 2>"$logdir/rss.err" &
+        rss_pid=$! ;;
+esac
 
 # Wait for both.  Once one guest is done, the other gets one pair's worth
 # of time to finish (it may wait for a peer that is gone).
@@ -475,6 +504,10 @@ done
 wait "$pid_a"; rc_a=$?
 wait "$pid_b"; rc_b=$?
 note "both guests done after $(( $(date +%s) - start )) s (run-guest.sh: A $rc_a, B $rc_b)"
+if [ -n "$rss_pid" ]; then
+    wait "$rss_pid" 2>/dev/null
+    sed 's/^/# /' "$logdir/rss.txt" 2>/dev/null
+fi
 
 for l in a b; do
     tr -d '\r' <"$logdir/$l.log" >"$logdir/$l.txt" 2>/dev/null || : >"$logdir/$l.txt"
