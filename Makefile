@@ -13,8 +13,9 @@
 #   make bench      pvrdma against Linux Soft-RoCE (rxe) in one TCG guest boot
 #                   and between two guests on one link (next to the link's
 #                   own ceiling), the host's memcpy bandwidth, NFS over
-#                   RDMA, UCX and Open MPI between two guests, and make
-#                   bench-mr (figures, not a test)
+#                   RDMA, UCX and Open MPI between two guests,
+#                   ib_write_bw through a link that loses 0.5% to 3% of
+#                   its frames, and make bench-mr (figures, not a test)
 #   make bench-migration  what live migration costs: the device's state size
 #                   and save/load time, and a guest's downtime with and
 #                   without the device (figures, not a test)
@@ -132,6 +133,8 @@ bench: build
 	@bash tests/bench/run-bench.sh $(QEMU) $(BUILD)/guest
 	@bash tests/bench/g2g-bench.sh $(QEMU) $(BUILD)/guest
 	@bash tests/bench/workloads-bench.sh $(QEMU) $(BUILD)/guest
+	@bash tests/bench/loss-bench.sh $(QEMU) $(BUILD)/guest
+	@bash tests/bench/scale-bench.sh $(QEMU) $(BUILD)/guest
 
 bench-mr:
 	@bash tests/bench/mr-reg-bench.sh

@@ -18,7 +18,10 @@
 # riostream, qperf, libfabric's fi_pingpong, msg and rdm, UCX's UCP and
 # Open MPI over UCX, between two
 # pvrdma guests and with rxe both ways, lanes "workloads-pvrdma",
-# "workloads-client", "workloads-server"), jumbo (both guests' vmxnet3 at MTU 9000, so RoCE's
+# "workloads-client", "workloads-server"), scale (1,000 RDMA-CM
+# connections between two pvrdma guests, each with a checked message, an
+# ib_write_bw alongside while all are open, QEMU's memory per connection:
+# tests/guest/cm-scale.c), jumbo (both guests' vmxnet3 at MTU 9000, so RoCE's
 # path MTU is 4096: pvrdma to pvrdma, and with rxe both ways, lanes
 # "jumbo-pvrdma", "jumbo-client", "jumbo-server"), stream (the link as
 # -netdev stream: pvrdma to pvrdma over TCP, lane "stream-pvrdma", and
@@ -73,7 +76,7 @@ if [ ${#lanes[@]} = 0 ] && [ "${QEMU_VERSION:-10.0}" = 10.2 ]; then
     # make check QEMU_VERSION=10.2: the lanes that run on 10.2's build
     lanes=(abi unit qtest qtest-asan guest two-guests)
 fi
-[ ${#lanes[@]} -gt 0 ] || lanes=(abi unit qtest qtest-asan fuzz mux-fuzz install libvirt patches hosts guest guest-6.12 guest-driver guest-migration two-guests interop workloads jumbo stream lossy peer-migration rxe arm64 v10.2 patches-10.2)
+[ ${#lanes[@]} -gt 0 ] || lanes=(abi unit qtest qtest-asan fuzz mux-fuzz install libvirt patches hosts guest guest-6.12 guest-driver guest-migration two-guests interop workloads scale jumbo stream lossy peer-migration rxe arm64 v10.2 patches-10.2)
 
 total_pass=0
 total_fail=0
@@ -301,6 +304,13 @@ for lane in "${lanes[@]}"; do
             pair "workloads-$name" "workloads-$cdev-$sdev" '' "$cdev" "$sdev" --gids ipv4 \
                 --timeout 120 --programs "$workload_programs"
         done
+        ;;
+    scale)
+        # issue 24's short form: 1,000 connections fit the default
+        # dev-caps-max-qp (1024); make bench runs 10,000
+        echo "== scale: 1,000 RDMA-CM connections between two pvrdma guests, each with a checked message, ib_write_bw alongside (tests/guest/cm-scale.c)"
+        pair scale scale-pvrdma-pvrdma '^# (cm_scale|peak own)' pvrdma pvrdma --gids ipv4 \
+            --timeout 240 --programs cm_scale:1000:200
         ;;
     jumbo)
         echo "== jumbo: vmxnet3 MTU 9000, RoCE v2 path MTU 4096, pvrdma with pvrdma and with rxe"
