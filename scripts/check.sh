@@ -16,7 +16,7 @@
 # guest: pvrdma as client, lane "interop-client", and as server, lane
 # "interop-server"), workloads (librdmacm's rdma_server/rdma_client, rcopy,
 # riostream, qperf, libfabric's fi_pingpong, msg and rdm, UCX's UCP and
-# Open MPI over UCX, between two
+# Open MPI over UCX, iSER (LIO target, open-iscsi initiator), between two
 # pvrdma guests and with rxe both ways, lanes "workloads-pvrdma",
 # "workloads-client", "workloads-server"), scale (1,000 RDMA-CM
 # connections between two pvrdma guests, each with a checked message, an
@@ -103,6 +103,9 @@ workload_programs+=,ucp_tag_lat_ud,ucp_tag_bw_ud,ucp_put_bw_ud,ucp_get_ud
 workload_programs+=,ucp_pattern_rc,ucp_pattern_ud,mpi_rc,mpi_ud
 # SMB Direct: a SKIP that names the kernel options Debian leaves unset
 workload_programs+=,smb_direct
+# iSER: LIO's isert target and open-iscsi's ib_iser, 8 MiB written through
+# the disk and read back (a pvrdma target runs on one CPU: docs/pvrdma.txt 4.5)
+workload_programs+=,iser
 # NFSv3 and NFSv4.2 over RDMA (proto=rdma, port 20049), 16 MiB per version
 two_programs+=,nfs_rdma:16777216
 # The arm64 guest's scenarios on its one device: lane guest's, but not
