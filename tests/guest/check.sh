@@ -665,6 +665,8 @@ chk_nfs() {   # TEXT
     srv=$(dp_side "$s" server)
     cli=$(dp_side "$s" client)
     grep -q '^server: listening: rdma 20049' <<<"$srv" || echo "server: no RDMA listener on port 20049"
+    # (else the first NFSv4 OPENs wait out the grace period: init's nfs_server_sh)
+    grep -q '^server: NFSv4 grace period ended: Y$' <<<"$srv" || echo "server: the NFSv4 grace period was not ended"
     for v in 3 4.2; do
         for what in write read; do
             l=$(grep -m1 "^client: mount vers=$v ($what): " <<<"$cli")
