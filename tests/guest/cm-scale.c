@@ -98,6 +98,7 @@ static unsigned failures;
 /* counts of connections by what they did */
 static uint32_t n_established, n_checked, n_sent, n_closed, n_inflight;
 static double t_established;    /* of the last connection (client) */
+static uint32_t n_qps;          /* QPs of ours that exist */
 
 static double now(void)
 {
@@ -289,10 +290,11 @@ static bool create_qp(Conn *c)
     };
 
     if (rdma_create_qp(c->id, pd, &attr)) {
-        fail("conn %u: rdma_create_qp (%u QPs open): %s", c->index,
-             n_established + n_inflight, strerror(errno));
+        fail("conn %u: rdma_create_qp (this process has %u QPs): %s",
+             c->index, n_qps, strerror(errno));
         return false;
     }
+    n_qps++;
     return post_recv(c);
 }
 
@@ -314,6 +316,7 @@ static void conn_destroy(Conn *c)
     }
     if (c->id->qp) {
         rdma_destroy_qp(c->id);
+        n_qps--;
     }
     rdma_destroy_id(c->id);
     c->id = NULL;
