@@ -393,7 +393,7 @@ static void drain_cqs(void)
     }
 }
 
-/* --- client ---------------------------------------------------------------- */
+/* --- client --------------------------------------------------------------- */
 
 static struct addrinfo *dst;
 static uint32_t next_conn;
@@ -640,7 +640,7 @@ static int run_client(const char *addr, const char *port, const char *hold,
     return failures ? 1 : 0;
 }
 
-/* --- server ---------------------------------------------------------------- */
+/* --- server --------------------------------------------------------------- */
 
 static uint32_t n_requests;
 
@@ -769,7 +769,7 @@ static int run_server(const char *addr, const char *port, double limit)
     return failures ? 1 : 0;
 }
 
-/* --- both ------------------------------------------------------------------ */
+/* --- both ----------------------------------------------------------------- */
 
 /* Handle the CM events and completions that arrive before DEADLINE. */
 static bool wait_events(double deadline)

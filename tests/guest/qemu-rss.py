@@ -107,7 +107,8 @@ def main():
                     for i, letter in ((0, 'A'), (1, 'B')):
                         b = before.get(name, [None, None])[i]
                         if not b or not now[i]:
-                            res.write('%s: QEMU %s: no sample\n' % (name, letter))
+                            res.write('%s: QEMU %s: no sample\n' %
+                                      (name, letter))
                             continue
                         d_own = now[i][0] - b[0]
                         d_ram = now[i][1] - b[1]
