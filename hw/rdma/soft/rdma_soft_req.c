@@ -765,33 +765,28 @@ void rdma_soft_rtt_answer(RdmaSoftQp *sqp, uint32_t psn)
 }
 
 /*
- * The tail probe: nothing came back for a few round trips.  Send again
- * the last packet sent, asking for an ACK, as a timeout would send it
- * again but without spending one of retry_cnt's retries (IB 9.7.6.1.3
- * counts timeouts; a requester may resend any unacknowledged packet
- * earlier, and a duplicate costs the responder only an ACK).  If the ACK
- * was lost, the responder acknowledges everything again; if the tail was
- * lost, the probe arrives out of sequence and the responder's sequence
- * NAK sends the requester back to the first missing PSN.  An RDMA READ
- * is asked again from its first missing response instead: its responses
- * come in PSN order, so those after a gap were dropped anyway.
+ * The tail probe: nothing came back for a few round trips.  Go back N to
+ * the first unacknowledged PSN, as a timeout would, but without spending
+ * one of retry_cnt's retries (IB 9.7.6.1.3 counts timeouts; a requester
+ * may send an unacknowledged packet again at any time, and a duplicate
+ * costs the responder an ACK).  The first packet asks for an ACK and
+ * goes out even over the window.  Not only the last packet: a responder
+ * that has NAKed a sequence error stays silent until that PSN comes
+ * (rxe's too), so when the NAK, or the packet sent again for it, was
+ * lost, only the first missing PSN gets an answer.
  */
 static void rdma_soft_req_probe(RdmaSoftQp *sqp)
 {
     RdmaSoftReq *req = &sqp->req;
-    uint32_t last = (req->sent_psn - 1) & RDMA_PSN_MASK;
-    RdmaSoftWqe *w = rdma_soft_wqe_at(sqp, last);
-    uint32_t from;
+    RdmaSoftWqe *w = QTAILQ_FIRST(&req->wqes);
 
-    if (!w || w->next_psn != req->sent_psn) {
-        return;                     /* going back already: the timer will do */
+    if (!w || !rdma_soft_wqe_started(w)) {
+        return;
     }
-    from = w->wr.opcode == RDMA_WR_RDMA_READ ? w->ack_psn :
-           rdma_soft_is_atomic(w->wr.opcode) ? w->first_psn : last;
-    trace_rdma_soft_probe(sqp->qp->qpn, from, req->srtt_ns / 1000);
-    req->probe_psn = from;
+    trace_rdma_soft_probe(sqp->qp->qpn, w->ack_psn, req->srtt_ns / 1000);
+    req->probe_psn = w->ack_psn;
     req->probing = true;
-    rdma_soft_req_go_back(sqp, from);
+    rdma_soft_req_go_back(sqp, w->ack_psn);
 }
 
 /*
