@@ -59,6 +59,8 @@ static int rdma_soft_create_qp(RdmaBackend *be, RdmaQp *qp)
     sqp->req.retry_timer = timer_new_ns(QEMU_CLOCK_VIRTUAL,
                                         rdma_soft_retry_timer, sqp);
     sqp->req.rtt_sent_ns = -1;
+    sqp->pace_timer = timer_new_ns(QEMU_CLOCK_VIRTUAL, rdma_soft_pace_timer,
+                                   sqp);
     qp->be = sqp;
     trace_rdma_soft_create("qp", qp->handle);
     return 0;
@@ -107,6 +109,7 @@ static void rdma_soft_destroy_qp(RdmaBackend *be, RdmaQp *qp)
     rdma_soft_resp_flush(sqp, false);
     timer_free(sqp->req.rnr_timer);
     timer_free(sqp->req.retry_timer);
+    timer_free(sqp->pace_timer);
     g_free(sqp->spare);
     g_free(sqp);
     qp->be = NULL;

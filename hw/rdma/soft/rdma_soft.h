@@ -246,6 +246,15 @@ typedef struct RdmaSoftResp {
  */
 #define RDMA_SOFT_PROBE_MIN_NS  (1 * SCALE_MS)
 
+/*
+ * READ answers on the link go out in bursts of half the window's packets
+ * (at a path MTU of 1024: 32 KiB, well within a receiving socket's 208
+ * KiB) once a requester has had to ask again; the pause after a burst
+ * starts at RDMA_SOFT_PACE_MIN_NS and is at most RDMA_SOFT_PACE_MAX_NS.
+ */
+#define RDMA_SOFT_PACE_MIN_NS   (500 * SCALE_US)
+#define RDMA_SOFT_PACE_MAX_NS   (16 * SCALE_MS)
+
 typedef struct RdmaSoftBacklogPkt {
     RdmaSoftPkt pkt;
     uint8_t payload[];
@@ -261,6 +270,20 @@ typedef struct RdmaSoftQp {
     RdmaSoftReq req;
     RdmaSoftResp resp;
     GQueue backlog;                 /* RdmaSoftBacklogPkt */
+    /*
+     * Pacing of the responder's READ answers on the link: after a burst
+     * of half the window's packets of one answer, the next waits
+     * @pace_ns on @pace_timer; @paced counts the packets since the last
+     * pause.  @pace_ns is 0 until a requester asks a READ again (what it
+     * got had a gap: a receiver overrun by the burst loses its tail),
+     * doubles with every such request up to RDMA_SOFT_PACE_MAX_NS, and
+     * shrinks by a quarter with every new READ (rdma_soft_resp_pace()).
+     * Not migrated: a load starts unpaced, and answers a paused READ at
+     * once.
+     */
+    QEMUTimer *pace_timer;
+    int64_t pace_ns;
+    uint32_t paced;
 } RdmaSoftQp;
 
 /*
@@ -390,6 +413,7 @@ void rdma_soft_retry_timer(void *opaque);
 void rdma_soft_retry_restart(RdmaSoftQp *sqp, bool progress);
 bool rdma_soft_req_timer_probe(RdmaSoftQp *sqp);
 void rdma_soft_rtt_answer(RdmaSoftQp *sqp, uint32_t psn);
+void rdma_soft_pace_timer(void *opaque);
 bool rdma_soft_req_rewind(RdmaSoftQp *sqp, uint32_t psn);
 void rdma_soft_req_go_back(RdmaSoftQp *sqp, uint32_t psn);
 void rdma_soft_req_kick(RdmaSoftQp *sqp);

@@ -396,6 +396,52 @@ static void rdma_soft_backlog_next(RdmaSoftQp *sqp)
     }
 }
 
+/* READ responses in a burst: half the link window's packets. */
+static uint32_t rdma_soft_pace_burst(RdmaSoftQp *sqp)
+{
+    return MAX(RDMA_SOFT_WIRE_WINDOW / 2 / rdma_soft_pmtu(sqp->qp), 1);
+}
+
+/* The pause after a burst of READ responses is over: send on. */
+void rdma_soft_pace_timer(void *opaque)
+{
+    RdmaSoftQp *sqp = opaque;
+
+    sqp->resp.due = true;
+    qemu_bh_schedule(sqp->soft->run_bh);
+}
+
+/*
+ * A READ request came to @sqp's responder: @again, it asks (part of) one
+ * answered before, whose responses the requester did not all get.  On
+ * the link a receiver that takes frames from a socket loses what
+ * overflows its buffer, and a busy guest behind it (Linux rxe under TCG)
+ * takes them slowly: the answers slow down on every loss and speed up
+ * while READs go through (rxe's requester spends one of its retries on
+ * every gap; NVMe over RDMA with an rxe target ran out of them).
+ */
+static void rdma_soft_resp_pace(RdmaSoftQp *sqp, bool again)
+{
+    int64_t was = sqp->pace_ns;
+
+    if (!sqp->remote) {
+        return;
+    }
+    if (again) {
+        sqp->pace_ns = MIN(MAX(sqp->pace_ns * 2, RDMA_SOFT_PACE_MIN_NS),
+                           RDMA_SOFT_PACE_MAX_NS);
+    } else if (sqp->pace_ns) {
+        sqp->pace_ns -= sqp->pace_ns / 4;
+        if (sqp->pace_ns < RDMA_SOFT_PACE_MIN_NS / 2) {
+            sqp->pace_ns = 0;
+        }
+    }
+    if (sqp->pace_ns != was) {
+        trace_rdma_soft_pace(sqp->qp->qpn, again, was / 1000,
+                             sqp->pace_ns / 1000);
+    }
+}
+
 /* The next READ response of the responder resource. */
 void rdma_soft_resp_run(RdmaSoftQp *sqp)
 {
@@ -435,6 +481,10 @@ void rdma_soft_resp_run(RdmaSoftQp *sqp)
             r->due = true;              /* what waited for this READ */
             qemu_bh_schedule(sqp->soft->run_bh);
         }
+    } else if (sqp->pace_ns && ++sqp->paced >= rdma_soft_pace_burst(sqp)) {
+        sqp->paced = 0;                 /* a pause after a burst */
+        timer_mod(sqp->pace_timer,
+                  qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL) + sqp->pace_ns);
     } else {
         r->due = true;
         qemu_bh_schedule(sqp->soft->run_bh);
@@ -457,6 +507,9 @@ static void rdma_soft_resp_answer(RdmaSoftQp *sqp, const RdmaSoftPkt *pkt,
     r->read_len = len;
     r->read_off = 0;
     r->read_dup = dup;
+    rdma_soft_resp_pace(sqp, dup);
+    sqp->paced = 0;
+    timer_del(sqp->pace_timer);
     rdma_soft_resp_run(sqp);
 }
 
@@ -834,5 +887,6 @@ void rdma_soft_resp_flush(RdmaSoftQp *sqp, bool complete)
     r->off = 0;
     r->read = false;
     r->due = false;
+    timer_del(sqp->pace_timer);
     rdma_soft_backlog_clear(sqp);
 }

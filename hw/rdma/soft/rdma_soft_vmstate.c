@@ -279,7 +279,9 @@ static void rdma_soft_mig_save_qp(RdmaSoft *soft, RdmaSoftQp *sqp,
     m->nwqe = req->nwqe;
     m->resp = sqp->resp;
     /* Requests that wait for a READ are not saved (RdmaSoftBacklogPkt). */
-    m->resp.due = sqp->resp.due && sqp->resp.read;
+    /* (a READ answer paused by pacing goes on at once after a load) */
+    m->resp.due = (sqp->resp.due || timer_pending(sqp->pace_timer)) &&
+                  sqp->resp.read;
     QTAILQ_FOREACH(w, &req->wqes, next) {
         soft->mig_wqe[soft->mig_nwqe++] = (RdmaSoftWqeMig) {
             .qpn = m->qpn, .wr = w->wr, .len = w->len,
