@@ -1123,6 +1123,53 @@ static void test_wire_device_window(void)
 }
 
 /*
+ * QPs that become busy one after another, each with a 64-packet WRITE,
+ * into a link that passes nothing: together they keep at most the
+ * window on the link (64 packets, and one packet of each QP that had
+ * none).  Regression test: each took its share of the moment it became
+ * busy (64, 32, 21, 16, ...), 172 packets for 8 QPs, more than a
+ * receiving socket holds; ib_write_bw -q 16 and -q 64 lost the tails of
+ * their first bursts (issue 24).  Then every WRITE completes.
+ */
+static void test_wire_device_window_growing(void)
+{
+    enum { NQP = 8, LEN = 64 * 1024 };
+    Link l = link_up_lossy(1, 0, 0, 0);
+    Relay *r = l.relay;
+    PvQp *qa[NQP], *qb[NQP];
+    uint64_t sent = 0;
+    bool seen[NQP];
+
+    for (int i = 0; i < NQP; i++) {
+        wire_pair_timeout(&l, &qa[i], &qb[i], 12, 10);     /* 4.2 ms */
+    }
+    fill(l.a, l.a->mem, LEN, 0x70);
+    qatomic_set(&r->cut, 1);
+    for (int i = 0; i < NQP; i++) {
+        PvrdmaSge s = sge(l.a->mem, LEN, l.a->lkey);
+        uint64_t n;
+
+        post_send(l.a, qa[i], wqe_rdma(0xc00 + i, PVRDMA_WR_RDMA_WRITE,
+                                       PVRDMA_SEND_SIGNALED, 1,
+                                       l.b->mem, l.b->lkey), &s, 1);
+        n = relay_quiet_from_a(r) - sent;
+        g_test_message("QP %d became busy: sent %" PRIu64 " frames", i, n);
+        sent += n;
+    }
+    g_test_message("%d QPs busy one after another sent %" PRIu64 " frames "
+                   "with no ACK coming back", NQP, sent);
+    g_assert_cmpuint(sent, <=, 64 + NQP);
+    qatomic_set(&r->cut, 0);
+    memset(seen, 0, sizeof(seen));
+    for (int i = 0; i < NQP; i++) {
+        wait_cq(&l, l.a, l.a->scq);
+        g_assert_true(take_write_cqe(&l, qa, NQP, 0xc00, LEN, seen));
+    }
+    check_fill(l.b, l.b->mem, LEN, 0x70, 0);
+    link_down(&l);
+}
+
+/*
  * A READ asked again after lost responses asks a part of the request that
  * was lost, never more.  Regression test: with a long READ asked in
  * pieces of 32 packets, a request again from a PSN inside a piece asked
@@ -2387,6 +2434,8 @@ int main(int argc, char **argv)
                    test_wire_duplicate_atomic_of_several);
     qtest_add_func("/pvrdma/wire/regression/ack-of-a-later-wr",
                    test_wire_ack_of_a_later_wr);
+    qtest_add_func("/pvrdma/wire/regression/device-window-growing",
+                   test_wire_device_window_growing);
     qtest_add_func("/pvrdma/wire/regression/read-answers-paced",
                    test_wire_read_answers_paced);
     qtest_add_func("/pvrdma/wire/regression/tail-probe",

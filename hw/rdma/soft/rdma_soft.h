@@ -265,6 +265,7 @@ typedef struct RdmaSoftQp {
     RdmaSoft *soft;
     RdmaQp *qp;
     bool busy;                      /* counted in RdmaSoft.nbusy */
+    uint32_t inflight;              /* counted in RdmaSoft.inflight */
     bool remote;                    /* RC: the peer is on the link */
     RdmaSoftWqe *spare;             /* a completed WQE, for the next WR */
     RdmaSoftReq req;
@@ -351,6 +352,13 @@ struct RdmaSoft {
     QEMUBH *run_bh;                 /* packets due, under the guard */
     VMChangeStateEntry *vm_state;   /* stops the engine with the VM */
     uint32_t nbusy;                 /* QPs with WRs outstanding */
+    /*
+     * Packets the RC QPs with a peer on the link have sent and not had
+     * acknowledged (READ responses asked included): the window bounds
+     * this sum too, not only each QP's share (rdma_soft_req_account()).
+     * Derived, not migrated: a load counts its QPs again.
+     */
+    uint32_t inflight;
     uint64_t backlog_bytes;         /* held by all QPs' backlogs */
     int32_t mig_n;                  /* records while saved or loaded */
     RdmaSoftQpMig *mig;
@@ -412,6 +420,7 @@ void rdma_soft_rnr_timer(void *opaque);
 void rdma_soft_retry_timer(void *opaque);
 void rdma_soft_retry_restart(RdmaSoftQp *sqp, bool progress);
 bool rdma_soft_req_timer_probe(RdmaSoftQp *sqp);
+void rdma_soft_req_account(RdmaSoftQp *sqp);
 void rdma_soft_rtt_answer(RdmaSoftQp *sqp, uint32_t psn);
 void rdma_soft_pace_timer(void *opaque);
 bool rdma_soft_req_rewind(RdmaSoftQp *sqp, uint32_t psn);

@@ -221,6 +221,32 @@ static uint32_t rdma_soft_wire_window(RdmaSoftQp *sqp)
 }
 
 /*
+ * Packets @sqp has on the link unacknowledged: from its oldest WR's first
+ * unacknowledged PSN to one past the highest it sent (also those a
+ * go-back is sending again: the first copies may still be on the way).
+ */
+static uint32_t rdma_soft_req_outstanding(RdmaSoftQp *sqp)
+{
+    RdmaSoftWqe *oldest = QTAILQ_FIRST(&sqp->req.wqes);
+
+    if (!sqp->remote || sqp->qp->type != RDMA_QPT_RC || !oldest ||
+        !rdma_soft_wqe_started(oldest)) {
+        return 0;
+    }
+    return MAX(rdma_psn_diff(sqp->req.sent_psn, oldest->ack_psn), 0);
+}
+
+/* Count @sqp's packets on the link in the device's sum again. */
+void rdma_soft_req_account(RdmaSoftQp *sqp)
+{
+    RdmaSoft *soft = sqp->soft;
+    uint32_t n = rdma_soft_req_outstanding(sqp);
+
+    soft->inflight = soft->inflight - sqp->inflight + n;
+    sqp->inflight = n;
+}
+
+/*
  * WRs @sqp's QP may have outstanding.  On the loopback one: it is
  * delivered at once.  To a peer on the link as many as the window has
  * packets (each WR takes at least one) and the send queue has slots, so
@@ -251,6 +277,7 @@ void rdma_soft_req_update(RdmaSoftQp *sqp, bool kick)
         sqp->busy = busy;
         sqp->soft->nbusy += busy ? 1 : -1;
     }
+    rdma_soft_req_account(sqp);
     if (was_stalled != stalled) {
         /* Written only when it changes: the peer's vCPU reads this QP. */
         qp->sq_stalled = stalled;
@@ -389,14 +416,27 @@ static bool rdma_soft_req_window_open(RdmaSoftQp *sqp, uint32_t last,
                                       bool read)
 {
     RdmaSoftWqe *oldest = QTAILQ_FIRST(&sqp->req.wqes);
+    int32_t own;
 
     if (!sqp->remote || sqp->qp->type != RDMA_QPT_RC || !oldest ||
         !rdma_soft_wqe_started(oldest)) {
         return true;
     }
-    return rdma_psn_diff(last, oldest->ack_psn) <
-           (int32_t)(read ? rdma_soft_wire_window_full(sqp) :
-                     rdma_soft_wire_window(sqp));
+    if (read) {
+        return rdma_psn_diff(last, oldest->ack_psn) <
+               (int32_t)rdma_soft_wire_window_full(sqp);
+    }
+    /*
+     * Within the QP's share, and within the window over the device (QPs
+     * that became busy one after another each took the share of their
+     * moment, the first ones more than the later shares: 64 packets times
+     * the harmonic number of the QPs at once); its first unacknowledged
+     * packet may always go.
+     */
+    own = rdma_psn_diff(last, oldest->ack_psn);
+    return own < (int32_t)rdma_soft_wire_window(sqp) &&
+           (own == 0 || sqp->soft->inflight - sqp->inflight + own <
+                        rdma_soft_wire_window_full(sqp));
 }
 
 /*
@@ -591,6 +631,7 @@ void rdma_soft_req_run(RdmaSoftQp *sqp)
             }
         }
         rdma_soft_xmit(sqp->soft, &pkt);
+        rdma_soft_req_account(sqp);
         if (pkt.remote && sqp->qp->type == RDMA_QPT_RC &&
             !timer_pending(req->retry_timer)) {
             rdma_soft_retry_restart(sqp, false);
@@ -727,6 +768,7 @@ void rdma_soft_retry_restart(RdmaSoftQp *sqp, bool progress)
         req->gap_retry = false;
         req->probed = false;
         req->probing = false;
+        rdma_soft_req_account(sqp);
     }
     req->probe_due = false;
     if (!sqp->remote || !ns || !w || !rdma_soft_wqe_started(w) ||
