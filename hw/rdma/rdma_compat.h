@@ -9,7 +9,8 @@
  *  - TypeInfo.class_init: its data argument became const void *;
  *  - exec/ramblock.h and exec/address-spaces.h moved to system/, included
  *    here by name (#include RDMA_RAMBLOCK_H);
- *  - qemu/compiler.h has QEMU_UNINITIALIZED.
+ *  - qemu/compiler.h has QEMU_UNINITIALIZED;
+ *  - SaveVMHandlers.save_live_complete_precopy became save_complete.
  *
  * Include it after qemu/osdep.h (which brings config-host.h's
  * QEMU_VERSION_MAJOR and QEMU_VERSION_MINOR).
@@ -32,6 +33,8 @@
 #define RDMA_CLASS_DATA     const void
 #define RDMA_RAMBLOCK_H         "system/ramblock.h"
 #define RDMA_ADDRESS_SPACES_H   "system/address-spaces.h"
+/* SaveVMHandlers' hook for a live section's last part */
+#define RDMA_SAVE_COMPLETE      save_complete
 
 #else
 
@@ -39,6 +42,7 @@ typedef CharBackend CharFrontend;
 #define RDMA_CLASS_DATA     void
 #define RDMA_RAMBLOCK_H         "exec/ramblock.h"
 #define RDMA_ADDRESS_SPACES_H   "exec/address-spaces.h"
+#define RDMA_SAVE_COMPLETE      save_live_complete_precopy
 
 /*
  * 10.1's qemu/compiler.h: the attribute where the compiler has it (GCC 12

@@ -121,6 +121,7 @@ bool rdma_rm_init(RdmaResources *rm, PCIDevice *pdev, RdmaBackend *be,
     }
     rm->gids = g_new0(RdmaGid, limits->gid_tbl_len);
     rm->mr_gen = g_new0(uint8_t, rm->tables[RDMA_RES_MR].size);
+    rdma_rm_mig_live_init(rm);
     return true;
 }
 
@@ -128,6 +129,7 @@ void rdma_rm_fini(RdmaResources *rm)
 {
     int i;
 
+    rdma_rm_mig_live_fini(rm);
     rdma_rm_reset(rm);
     rdma_rm_mig_cleanup(rm);
     for (i = 0; i < RDMA_RES_MAX; i++) {
@@ -688,6 +690,7 @@ int rdma_rm_create_mr(RdmaResources *rm, const RdmaMrReq *req, RdmaMr **out)
     mr->length = req->kind == RDMA_MR_USER ? req->length : 0;
     mr->max_pages = req->kind == RDMA_MR_FRMR ? req->nchunks : 0;
     mr->lkey = mr->rkey = rdma_mr_key(rm, h);
+    mr->serial = ++rm->mr_serial;
     ret = rm->backend->ops->create_mr(rm->backend, mr);
     if (ret < 0) {
         rdma_page_list_free(&mr->pages);
@@ -1565,6 +1568,8 @@ static const char *rdma_rm_restore_mr(RdmaResources *rm, RdmaMr *rec)
     }
     mr = g_memdup2(rec, sizeof(*rec));
     mr->be = NULL;
+    mr->pages.mig_ref = 0;
+    mr->serial = ++rm->mr_serial;
     if (rm->backend->ops->create_mr(rm->backend, mr) < 0) {
         g_free(mr);
         return "backend refused the MR";

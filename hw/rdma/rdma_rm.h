@@ -249,6 +249,13 @@ typedef struct RdmaMr {
     uint32_t max_pages;             /* FRMR page-list capacity */
     bool frmr_valid;                /* FRMR: registered, not invalidated */
     RdmaPageList pages;
+    /*
+     * Which MR of its handle this is: a number no other MR of this device
+     * had, so a page list sent before the switch-over is known to be this
+     * MR's (rdma_rm_vmstate.c).  Not migrated: the destination numbers
+     * the MRs it restores itself.
+     */
+    uint64_t serial;
     void *be;
 } RdmaMr;
 
@@ -320,6 +327,23 @@ typedef struct RdmaRmMigration {
     RdmaGid *gids;
 } RdmaRmMigration;
 
+/* A user MR's page list, received before the switch-over */
+typedef struct RdmaMigStaged {
+    uint64_t serial;                /* the source's MR serial; 0: none */
+    RdmaPageList pages;             /* the runs as the stream carried them */
+} RdmaMigStaged;
+
+/*
+ * The live part of migration (rdma_rm_vmstate.c): user MR page lists,
+ * which do not change while their MR exists, cross the channel before the
+ * switch-over.  Empty outside a migration.
+ */
+typedef struct RdmaRmLive {
+    uint64_t *sent;                 /* source: serial sent, per MR handle */
+    RdmaMigStaged *staged;          /* destination: per MR handle */
+    uint64_t staged_pages;          /* destination: over all staged lists */
+} RdmaRmLive;
+
 typedef struct RdmaResources {
     const RdmaFrontOps *fe;
     void *fe_opaque;
@@ -349,6 +373,8 @@ typedef struct RdmaResources {
      */
     bool loading;
     RdmaRmMigration mig;
+    uint64_t mr_serial;             /* the last RdmaMr.serial given */
+    RdmaRmLive live;
 } RdmaResources;
 
 /* Creation requests, parsed from the guest's command by the front-end. */
@@ -522,6 +548,9 @@ extern const VMStateDescription vmstate_rdma_page_list;
 bool rdma_mig_expand_pages(RdmaPageList *l, uint32_t max, const char **why);
 /* Free the records a load that failed left behind (also at teardown). */
 void rdma_rm_mig_cleanup(RdmaResources *rm);
+/* The live migration section of the device's MR page lists */
+void rdma_rm_mig_live_init(RdmaResources *rm);
+void rdma_rm_mig_live_fini(RdmaResources *rm);
 const char *rdma_rm_restore(RdmaResources *rm, RdmaResType type, void *rec);
 const char *rdma_rm_restore_gids(RdmaResources *rm, const RdmaGid *gids);
 

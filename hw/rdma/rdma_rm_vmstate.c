@@ -14,13 +14,27 @@
  * memory (RAM may still be arriving, and the source's final RAM pass is
  * over when the device is saved).
  *
+ * User MR page lists, the bulk of the state (32 MiB at the default
+ * limits), do not change while their MR exists, so they do not wait for
+ * the switch-over: a live section ("rdma-mr-pages", below) sends each
+ * once, keyed by MR handle and serial, and the MR's record in the device
+ * state carries the serial instead of the pages.  The destination keeps
+ * what the live section sent as staged input only: a record takes a
+ * staged list if it names its handle and serial, and then goes through
+ * every check a record with the pages inline goes through.
+ *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
 
 #include "qemu/osdep.h"
 #include "qemu/error-report.h"
 #include "qemu/bswap.h"
+#include "qemu/main-loop.h"
 #include "migration/qemu-file-types.h"
+#include "migration/qemu-file.h"
+#include "migration/register.h"
+#include "hw/qdev-core.h"
+#include "rdma_compat.h"
 #include "rdma_rm.h"
 #include "rdma_backend.h"
 
@@ -46,10 +60,8 @@ RDMA_MIG_ZERO(RdmaQp)
  */
 #define RDMA_MIG_RUN_MAX    (RDMA_PAGE_SIZE - 1)
 
-static int rdma_mig_put_pages(QEMUFile *f, void *pv, size_t size,
-                              const VMStateField *field, JSONWriter *vmdesc)
+static void rdma_mig_put_runs(QEMUFile *f, const RdmaPageList *l)
 {
-    const RdmaPageList *l = pv;
     g_autofree uint64_t *w = NULL;
     uint32_t n = 0;
 
@@ -59,7 +71,7 @@ static int rdma_mig_put_pages(QEMUFile *f, void *pv, size_t size,
         for (uint32_t i = 0; i < l->nruns; i++) {
             qemu_put_be64(f, l->pages[i]);
         }
-        return 0;
+        return;
     }
     w = g_new(uint64_t, MAX(l->npages, 1));
 
@@ -75,13 +87,33 @@ static int rdma_mig_put_pages(QEMUFile *f, void *pv, size_t size,
     }
     qemu_put_be32(f, n);
     qemu_put_buffer(f, (uint8_t *)w, n * sizeof(uint64_t));
+}
+
+static int rdma_mig_put_pages(QEMUFile *f, void *pv, size_t size,
+                              const VMStateField *field, JSONWriter *vmdesc)
+{
+    rdma_mig_put_runs(f, pv);
     return 0;
 }
 
-static int rdma_mig_get_pages(QEMUFile *f, void *pv, size_t size,
-                              const VMStateField *field)
+/* A user MR's pages: none if the live section sent them (mig_ref). */
+static int rdma_mig_put_mr_pages(QEMUFile *f, void *pv, size_t size,
+                                 const VMStateField *field,
+                                 JSONWriter *vmdesc)
 {
-    RdmaPageList *l = pv;
+    const RdmaPageList *l = pv;
+
+    if (l->mig_ref) {
+        qemu_put_be32(f, 0);
+    } else {
+        rdma_mig_put_runs(f, l);
+    }
+    return 0;
+}
+
+/* Read @l->npages pages as runs (checked, not expanded). */
+static int rdma_mig_get_runs(QEMUFile *f, RdmaPageList *l)
+{
     uint32_t n = qemu_get_be32(f), done = 0;
     g_autofree uint64_t *w = NULL;
 
@@ -118,6 +150,29 @@ static int rdma_mig_get_pages(QEMUFile *f, void *pv, size_t size,
     return 0;
 }
 
+static int rdma_mig_get_pages(QEMUFile *f, void *pv, size_t size,
+                              const VMStateField *field)
+{
+    return rdma_mig_get_runs(f, pv);
+}
+
+static int rdma_mig_get_mr_pages(QEMUFile *f, void *pv, size_t size,
+                                 const VMStateField *field)
+{
+    RdmaPageList *l = pv;
+
+    if (!l->mig_ref) {
+        return rdma_mig_get_runs(f, l);
+    }
+    /* Taken from the staged lists in rdma_mig_take_staged() */
+    if (qemu_get_be32(f) != 0 || !l->npages) {
+        error_report("rdma: incoming MR record names staged pages and "
+                     "carries pages too (or has none)");
+        return -EINVAL;
+    }
+    return 0;
+}
+
 bool rdma_mig_expand_pages(RdmaPageList *l, uint32_t max, const char **why)
 {
     g_autofree uint64_t *w = NULL;
@@ -129,6 +184,10 @@ bool rdma_mig_expand_pages(RdmaPageList *l, uint32_t max, const char **why)
     if (l->npages > max) {
         *why = "more pages than the object may have";
         return false;
+    }
+    if (l->nruns == l->npages) {
+        l->nruns = 0;               /* no run: each word is its page */
+        return true;
     }
     w = l->pages;
     l->pages = g_new(uint64_t, l->npages);
@@ -146,6 +205,12 @@ static const VMStateInfo vmstate_info_rdma_pages = {
     .name = "rdma-pages",
     .get = rdma_mig_get_pages,
     .put = rdma_mig_put_pages,
+};
+
+static const VMStateInfo vmstate_info_rdma_mr_pages = {
+    .name = "rdma-mr-pages",
+    .get = rdma_mig_get_mr_pages,
+    .put = rdma_mig_put_mr_pages,
 };
 
 static bool rdma_mig_npages_ok(void *opaque, int version_id)
@@ -170,6 +235,26 @@ const VMStateDescription vmstate_rdma_page_list = {
         {
             .name = "pages",
             .info = &vmstate_info_rdma_pages,
+            .flags = VMS_SINGLE,
+            .size = sizeof(RdmaPageList),
+        },
+        VMSTATE_END_OF_LIST()
+    },
+};
+
+/* A user MR's pages: in the record, or the serial of a staged list */
+static const VMStateDescription vmstate_rdma_mr_pages = {
+    .name = "rdma-mr-pages",
+    .version_id = 1,
+    .minimum_version_id = 1,
+    .pre_load = rdma_mig_zero_RdmaPageList,
+    .fields = (const VMStateField[]) {
+        VMSTATE_UINT32(npages, RdmaPageList),
+        VMSTATE_VALIDATE("npages", rdma_mig_npages_ok),
+        VMSTATE_UINT64(mig_ref, RdmaPageList),
+        {
+            .name = "pages",
+            .info = &vmstate_info_rdma_mr_pages,
             .flags = VMS_SINGLE,
             .size = sizeof(RdmaPageList),
         },
@@ -296,7 +381,7 @@ static const VMStateDescription vmstate_rdma_mr = {
         VMSTATE_UINT32(rkey, RdmaMr),
         VMSTATE_UINT32(max_pages, RdmaMr),
         VMSTATE_BOOL(frmr_valid, RdmaMr),
-        VMSTATE_STRUCT(pages, RdmaMr, 1, vmstate_rdma_page_list,
+        VMSTATE_STRUCT(pages, RdmaMr, 1, vmstate_rdma_mr_pages,
                        RdmaPageList),
         VMSTATE_END_OF_LIST()
     },
@@ -467,6 +552,72 @@ void rdma_rm_mig_cleanup(RdmaResources *rm)
     rm->mig.incoming = false;
 }
 
+/* Staged page lists (the live section's part in the device state) */
+
+/*
+ * Did the live section send @mr's pages?  Only a user MR's: an FRMR's
+ * change with every fast-register WR.
+ */
+static bool rdma_mig_mr_staged(RdmaResources *rm, const RdmaMr *mr)
+{
+    return rm->live.sent && mr->kind == RDMA_MR_USER && mr->pages.npages &&
+           rm->live.sent[mr->handle] == mr->serial;
+}
+
+static void rdma_mig_staged_free(RdmaResources *rm)
+{
+    for (uint32_t h = 0; rm->live.staged &&
+         h < rm->tables[RDMA_RES_MR].size; h++) {
+        g_free(rm->live.staged[h].pages.pages);
+        rm->live.staged[h] = (RdmaMigStaged) { 0 };
+    }
+    rm->live.staged_pages = 0;
+}
+
+/*
+ * Give each MR record that names a staged list (handle and serial) that
+ * list, which then is checked as pages in the record are; drop the lists
+ * no record took (MRs deregistered since they were sent).
+ */
+static const char *rdma_mig_take_staged(RdmaResources *rm)
+{
+    const char *why = NULL;
+    int32_t i;
+
+    for (i = 0; !why && i < rm->mig.n[RDMA_RES_MR]; i++) {
+        RdmaMr *rec = &rm->mig.mr[i];
+        RdmaMigStaged *st;
+
+        if (!rec->pages.mig_ref) {
+            continue;
+        }
+        if (rec->kind != RDMA_MR_USER ||
+            rec->handle >= rm->tables[RDMA_RES_MR].size ||
+            !rm->live.staged) {
+            why = "staged pages for an MR that cannot have them";
+            break;
+        }
+        st = &rm->live.staged[rec->handle];
+        if (st->serial != rec->pages.mig_ref ||
+            st->pages.npages != rec->pages.npages) {
+            why = "its pages were not staged, or staged for another MR";
+            break;
+        }
+        rec->pages = st->pages;
+        rec->pages.mig_ref = 0;
+        *st = (RdmaMigStaged) { 0 };
+    }
+    if (why) {
+        const RdmaMr *rec = &rm->mig.mr[i];
+
+        error_report("rdma: incoming mr %u refused: %s (serial %" PRIu64
+                     ", %u pages)", rec->handle, why, rec->pages.mig_ref,
+                     rec->pages.npages);
+    }
+    rdma_mig_staged_free(rm);
+    return why;
+}
+
 static int rdma_rm_pre_save(void *opaque)
 {
     RdmaResources *rm = opaque;
@@ -488,6 +639,13 @@ static int rdma_rm_pre_save(void *opaque)
             }
         }
         rm->mig.n[t] = n;
+    }
+    for (int32_t i = 0; i < rm->mig.n[RDMA_RES_MR]; i++) {
+        RdmaMr *rec = &rm->mig.mr[i];
+
+        if (rdma_mig_mr_staged(rm, rec)) {
+            rec->pages.mig_ref = rec->serial;
+        }
     }
     return 0;
 }
@@ -611,10 +769,15 @@ static int rdma_rm_post_load(void *opaque, int version_id)
         RDMA_RES_QP,
     };
     RdmaResources *rm = opaque;
-    const char *why = rdma_mig_expand_all(rm);
+    const char *why = rdma_mig_take_staged(rm);
 
+    if (!why) {
+        why = rdma_mig_expand_all(rm);
+        if (why) {
+            error_report("rdma: incoming state refused: %s", why);
+        }
+    }
     if (why) {
-        error_report("rdma: incoming state refused: %s", why);
     } else {
         why = rdma_rm_restore_gids(rm, rm->mig.gids);
     }
@@ -643,8 +806,8 @@ static int rdma_rm_post_load(void *opaque, int version_id)
 
 const VMStateDescription vmstate_rdma_rm = {
     .name = "rdma-rm",
-    .version_id = 2,                /* 2: MR key generations */
-    .minimum_version_id = 2,
+    .version_id = 3,                /* 2: MR key generations, 3: mig_ref */
+    .minimum_version_id = 3,
     .pre_save = rdma_rm_pre_save,
     .post_save = rdma_rm_post_save,
     .pre_load = rdma_rm_pre_load,
@@ -683,3 +846,269 @@ const VMStateDescription vmstate_rdma_rm = {
         VMSTATE_END_OF_LIST()
     },
 };
+
+/*
+ * The live section: user MR page lists before the switch-over.
+ *
+ * Setup sends the list of every user MR; each iteration first says which
+ * sent lists are no longer an MR's (deregistered, or the handle now
+ * another MR's), then sends the lists of MRs registered since.  A list
+ * is sent once: the source remembers, per MR handle, the serial of the
+ * MR whose list went (live.sent), and the device state's MR record then
+ * carries that serial (mig_ref) instead of the pages.  Lists of MRs
+ * registered after the last iteration travel in their records, as
+ * before.  Dropping before sending keeps the destination's staged pages
+ * within what the source has registered at any time, so the destination
+ * holds the staged lists to the device's page budget as they arrive.
+ *
+ * The stream: items, each a 32-bit tag, up to an END:
+ *   PAGES  handle, serial (64), npages, then the runs as in a record;
+ *   DROP   handle.
+ */
+enum {
+    RDMA_MIG_LIVE_END,
+    RDMA_MIG_LIVE_PAGES,
+    RDMA_MIG_LIVE_DROP,
+};
+
+#define RDMA_MIG_LIVE_ID        "rdma-mr-pages"
+
+static RdmaMr *rdma_mig_live_mr(RdmaResources *rm, uint32_t h)
+{
+    RdmaMr *mr = rm->tables[RDMA_RES_MR].slots[h];
+
+    return mr && mr->kind == RDMA_MR_USER && mr->pages.npages ? mr : NULL;
+}
+
+static void rdma_mig_live_send(QEMUFile *f, RdmaResources *rm)
+{
+    uint32_t size = rm->tables[RDMA_RES_MR].size;
+
+    for (uint32_t h = 0; h < size; h++) {
+        RdmaMr *mr = rdma_mig_live_mr(rm, h);
+
+        if (rm->live.sent[h] && (!mr || mr->serial != rm->live.sent[h])) {
+            qemu_put_be32(f, RDMA_MIG_LIVE_DROP);
+            qemu_put_be32(f, h);
+            rm->live.sent[h] = 0;
+        }
+    }
+    for (uint32_t h = 0; h < size; h++) {
+        RdmaMr *mr = rdma_mig_live_mr(rm, h);
+
+        if (mr && rm->live.sent[h] != mr->serial) {
+            qemu_put_be32(f, RDMA_MIG_LIVE_PAGES);
+            qemu_put_be32(f, h);
+            qemu_put_be64(f, mr->serial);
+            qemu_put_be32(f, mr->pages.npages);
+            rdma_mig_put_runs(f, &mr->pages);
+            rm->live.sent[h] = mr->serial;
+        }
+    }
+    qemu_put_be32(f, RDMA_MIG_LIVE_END);
+}
+
+static int rdma_mig_live_setup(QEMUFile *f, void *opaque, Error **errp)
+{
+    RdmaResources *rm = opaque;
+
+    g_free(rm->live.sent);
+    rm->live.sent = g_new0(uint64_t, rm->tables[RDMA_RES_MR].size);
+    rdma_mig_live_send(f, rm);
+    return 0;
+}
+
+/*
+ * Iterations and the pending estimates run outside the BQL in a migration
+ * (within it for savevm), and the MR table is the BQL's: take it if not
+ * held.  An iteration then holds it while it writes the lists of the MRs
+ * registered since the last one, as setup does for all of them.
+ */
+static bool rdma_mig_live_lock(void)
+{
+    if (bql_locked()) {
+        return false;
+    }
+    bql_lock();
+    return true;
+}
+
+static int rdma_mig_live_iterate(QEMUFile *f, void *opaque)
+{
+    bool locked = rdma_mig_live_lock();
+
+    rdma_mig_live_send(f, opaque);
+    if (locked) {
+        bql_unlock();
+    }
+    return 1;                       /* all sent */
+}
+
+/* What is left goes in the MR records. */
+static int rdma_mig_live_complete(QEMUFile *f, void *opaque)
+{
+    qemu_put_be32(f, RDMA_MIG_LIVE_END);
+    return 0;
+}
+
+static void rdma_mig_live_cleanup(void *opaque)
+{
+    RdmaResources *rm = opaque;
+
+    g_clear_pointer(&rm->live.sent, g_free);
+}
+
+/* The bytes of the lists not sent yet, at most (a word per page) */
+static void rdma_mig_live_pending(void *opaque, uint64_t *must_precopy,
+                                  uint64_t *can_postcopy)
+{
+    RdmaResources *rm = opaque;
+    bool locked = rdma_mig_live_lock();
+
+    for (uint32_t h = 0; rm->live.sent &&
+         h < rm->tables[RDMA_RES_MR].size; h++) {
+        RdmaMr *mr = rdma_mig_live_mr(rm, h);
+
+        if (mr && rm->live.sent[h] != mr->serial) {
+            *must_precopy += 20 + 8 * (uint64_t)mr->pages.npages;
+        }
+    }
+    if (locked) {
+        bql_unlock();
+    }
+}
+
+static int rdma_mig_live_load_setup(QEMUFile *f, void *opaque, Error **errp)
+{
+    RdmaResources *rm = opaque;
+
+    rdma_mig_staged_free(rm);
+    g_free(rm->live.staged);
+    rm->live.staged = g_new0(RdmaMigStaged, rm->tables[RDMA_RES_MR].size);
+    return 0;
+}
+
+static int rdma_mig_live_load_cleanup(void *opaque)
+{
+    RdmaResources *rm = opaque;
+
+    rdma_mig_staged_free(rm);
+    g_clear_pointer(&rm->live.staged, g_free);
+    return 0;
+}
+
+/*
+ * One staged list: an MR handle of this device, a page count an MR may
+ * have, within the device's page budget with the other staged lists;
+ * kept as the runs that came (rdma_mig_get_runs() checks they add up).
+ */
+static const char *rdma_mig_live_get_list(QEMUFile *f, RdmaResources *rm,
+                                          uint32_t *hp)
+{
+    RdmaTable *t = &rm->tables[RDMA_RES_MR];
+    uint32_t h = *hp = qemu_get_be32(f);
+    uint64_t serial = qemu_get_be64(f);
+    uint32_t npages = qemu_get_be32(f);
+    RdmaMigStaged *st;
+
+    if (h < t->first || h >= t->size) {
+        return "MR handle out of range";
+    }
+    st = &rm->live.staged[h];
+    g_free(st->pages.pages);
+    rm->live.staged_pages -= st->pages.npages;
+    *st = (RdmaMigStaged) { 0 };
+    if (!serial || !npages || npages > RDMA_MIG_MAX_PAGES) {
+        return "serial or page count out of range";
+    }
+    if (rm->live.staged_pages + npages > rm->limits.max_mr_pages_total) {
+        return "pages over the device's max-mr-pages-total";
+    }
+    st->pages.npages = npages;
+    if (rdma_mig_get_runs(f, &st->pages) < 0) {
+        *st = (RdmaMigStaged) { 0 };
+        return "page runs invalid";
+    }
+    st->serial = serial;
+    rm->live.staged_pages += npages;
+    return NULL;
+}
+
+static const char *rdma_mig_live_get_drop(QEMUFile *f, RdmaResources *rm,
+                                          uint32_t *hp)
+{
+    uint32_t h = *hp = qemu_get_be32(f);
+    RdmaMigStaged *st;
+
+    if (h >= rm->tables[RDMA_RES_MR].size) {
+        return "MR handle out of range";
+    }
+    st = &rm->live.staged[h];
+    rm->live.staged_pages -= st->pages.npages;
+    g_free(st->pages.pages);
+    *st = (RdmaMigStaged) { 0 };
+    return NULL;
+}
+
+static int rdma_mig_live_load(QEMUFile *f, void *opaque, int version_id)
+{
+    RdmaResources *rm = opaque;
+    const char *why = NULL;
+    uint32_t tag = 0, h = 0;
+
+    if (!rm->live.staged) {
+        error_report("rdma: incoming MR page lists without a setup");
+        return -EINVAL;
+    }
+    while (!why) {
+        tag = qemu_get_be32(f);
+        h = 0;
+        if (qemu_file_get_error(f)) {
+            why = "stream ended";
+        } else if (tag == RDMA_MIG_LIVE_END) {
+            return 0;
+        } else if (tag == RDMA_MIG_LIVE_PAGES) {
+            why = rdma_mig_live_get_list(f, rm, &h);
+        } else if (tag == RDMA_MIG_LIVE_DROP) {
+            why = rdma_mig_live_get_drop(f, rm, &h);
+        } else {
+            why = "unknown item";
+        }
+        if (!why && qemu_file_get_error(f)) {
+            why = "stream ended";
+        }
+    }
+    error_report("rdma: incoming MR page lists refused: %s (item %u, "
+                 "mr %u)", why, tag, h);
+    rdma_mig_staged_free(rm);
+    return -EINVAL;
+}
+
+static const SaveVMHandlers rdma_mig_live_handlers = {
+    .save_setup = rdma_mig_live_setup,
+    .save_live_iterate = rdma_mig_live_iterate,
+    .RDMA_SAVE_COMPLETE = rdma_mig_live_complete,
+    .save_cleanup = rdma_mig_live_cleanup,
+    .state_pending_estimate = rdma_mig_live_pending,
+    .state_pending_exact = rdma_mig_live_pending,
+    .load_setup = rdma_mig_live_load_setup,
+    .load_state = rdma_mig_live_load,
+    .load_cleanup = rdma_mig_live_load_cleanup,
+};
+
+void rdma_rm_mig_live_init(RdmaResources *rm)
+{
+    g_autofree char *path = qdev_get_dev_path(DEVICE(rm->pdev));
+    g_autofree char *id = g_strdup_printf("%s/%s", path ?: "",
+                                          RDMA_MIG_LIVE_ID);
+
+    register_savevm_live(id, 0, 1, &rdma_mig_live_handlers, rm);
+}
+
+void rdma_rm_mig_live_fini(RdmaResources *rm)
+{
+    unregister_savevm(VMSTATE_IF(rm->pdev), RDMA_MIG_LIVE_ID, rm);
+    g_clear_pointer(&rm->live.sent, g_free);
+    rdma_mig_staged_free(rm);
+    g_clear_pointer(&rm->live.staged, g_free);
+}

@@ -38,6 +38,12 @@ typedef struct RdmaPageList {
      * @nruns run words (rdma_mig_expand_pages()).
      */
     uint32_t nruns;
+    /*
+     * In a saved or loaded MR record only: the pages are not in the record
+     * but were sent before the switch-over (rdma_rm_vmstate.c, staged page
+     * lists), under this serial of their MR.
+     */
+    uint64_t mig_ref;
 } RdmaPageList;
 
 /*

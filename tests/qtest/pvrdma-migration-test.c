@@ -873,7 +873,9 @@ static uint64_t proc_kib(pid_t pid, const char *field)
  * 64 run words (+504 bytes each): 16M pages, over max-mr-pages-total
  * (4M).  The destination used to expand every list (128 MiB, written)
  * before the limit was checked; now it refuses the stream with the runs
- * alone in memory.
+ * alone in memory.  The lists are those the live section sent before the
+ * switch-over (npages, runs, words as in a record), so the whole stream
+ * is searched.
  */
 static void test_audit3_page_runs(void)
 {
@@ -884,7 +886,6 @@ static void test_audit3_page_runs(void)
     GByteArray *out = g_byte_array_new();
     uint64_t phys[L1_MRS], hwm0, hwm1;
     QTestState *dst;
-    MigSection sec;
     size_t len, from = 0;
     int found = 0;
     Dp *d;
@@ -901,9 +902,8 @@ static void test_audit3_page_runs(void)
                              "'arguments': { 'uri': %s } }", uri);
     g_assert_true(mig_finish(d->pv->qts, NULL));
     g_assert_true(g_file_get_contents(path, (char **)&buf, &len, NULL));
-    sec = mig_find_section(buf, len);
     /* Each MR's page list: npages 1, 1 run word, the page with run 0 */
-    for (size_t i = sec.data; i + 16 <= sec.end; i++) {
+    for (size_t i = 0; i + 16 <= len; i++) {
         uint64_t page = ldq_be_p(buf + i + 8);
         bool mine = false;
         uint8_t v[8];
@@ -944,6 +944,224 @@ static void test_audit3_page_runs(void)
     g_assert_cmpuint(hwm1 - hwm0, <, 32 * 1024);
     qtest_quit(dst);
     g_byte_array_free(out, true);
+    dp_free(d);
+}
+
+/* MR page lists sent before the switch-over (the live section) */
+
+#define LIVE_ID         "0000:00:10.1/rdma-mr-pages"
+#define LIVE_PAGES      1                   /* item tags */
+#define LIVE_DROP       2
+#define LIVE_B_PAGES    64
+
+/* Offset of the staged list of MR @handle (its PAGES item) in @buf */
+static size_t live_item(const uint8_t *buf, size_t len, uint32_t tag,
+                        uint32_t handle, uint32_t npages)
+{
+    size_t start = (const uint8_t *)memmem(buf, len, LIVE_ID,
+                                           strlen(LIVE_ID)) - buf;
+
+    g_assert_cmpuint(start, <, len);
+    for (size_t i = start; i + 20 <= len; i++) {
+        if (ldl_be_p(buf + i) == tag && ldl_be_p(buf + i + 4) == handle &&
+            (tag == LIVE_DROP || ldl_be_p(buf + i + 16) == npages)) {
+            return i;
+        }
+    }
+    return 0;
+}
+
+/*
+ * MR A registered before the migration's setup, B registered and C
+ * deregistered while it runs: a stream to a file at 64 KiB/s with a 1 ms
+ * downtime limit is sending RAM when they change, and then B's list
+ * (512 bytes) is more than the switch-over allows, so an iteration sends
+ * it and drops C's.  In a new QEMU, A's and B's pages take data through
+ * their keys and C is gone.
+ */
+static uint8_t *live_stream(Dp *d, const char *path, size_t *len,
+                            uint32_t *ra, uint32_t *rb, uint32_t *hc,
+                            uint64_t *pa, uint64_t *pb)
+{
+    g_autofree char *uri = g_strdup_printf("file:%s", path);
+    uint64_t pc[2];
+    uint8_t *buf;
+
+    *ra = user_mr(d, ACC_ALL, USER_IOVA, 4 * PAGE, 4, pa);
+    *hc = user_mr(d, ACC_ALL, USER_IOVA, 2 * PAGE, 2, pc) >> 8;
+    qtest_qmp_assert_success(d->pv->qts, "{ 'execute': "
+                             "'migrate-set-parameters', 'arguments': "
+                             "{ 'max-bandwidth': 65536, "
+                             "'downtime-limit': 1 } }");
+    qtest_qmp_assert_success(d->pv->qts, "{ 'execute': 'migrate', "
+                             "'arguments': { 'uri': %s } }", uri);
+    mig_wait_status(d->pv->qts, "active");
+    *rb = user_mr(d, ACC_ALL, USER_IOVA + (1ull << 30),
+                  LIVE_B_PAGES * PAGE, LIVE_B_PAGES, pb);
+    g_assert_cmpuint(destroy(d->pv, PVRDMA_CMD_DESTROY_MR, *hc), ==,
+                     ERR_OK);
+    g_assert_true(mig_finish(d->pv->qts, NULL));
+    g_assert_true(g_file_get_contents(path, (char **)&buf, len, NULL));
+    return buf;
+}
+
+static void test_live_mr_pages(void)
+{
+    g_autofree char *path = g_strdup_printf("%s/live.mig", tmpdir);
+    g_autofree char *incoming = g_strdup_printf(" -incoming file:%s", path);
+    g_autofree uint8_t *buf = NULL;
+    uint64_t pa[4], pb[LIVE_B_PAGES];
+    uint32_t ra, rb, hc;
+    PvQp *a, *b;
+    QTestState *dst;
+    size_t len;
+    Dp *d;
+
+    if (skip_ibverbs()) {
+        return;
+    }
+    d = dp_new();
+    rc_pair(d, &a, &b, ACC_ALL, 1, 7);
+    buf = live_stream(d, path, &len, &ra, &rb, &hc, pa, pb);
+    /* A went in the setup, B and C's drop in an iteration */
+    g_assert_cmpuint(live_item(buf, len, LIVE_PAGES, ra >> 8, 4), !=, 0);
+    g_assert_cmpuint(live_item(buf, len, LIVE_PAGES, rb >> 8, LIVE_B_PAGES),
+                     !=, 0);
+    g_assert_cmpuint(live_item(buf, len, LIVE_DROP, hc, 0), !=, 0);
+    qtest_quit(d->pv->qts);
+
+    dst = pv_qemu_start(incoming);
+    g_assert_true(mig_finish(dst, NULL));
+    pv_move(d->pv, dst);
+    fill(d, d->mem + 0x3000, 2 * PAGE, 0x3a);
+    write_buf(d, a, 0xa1, d->mem + 0x3000, 2 * PAGE, USER_IOVA + PAGE, ra);
+    expect_rc_success(d, d->scq, 0xa1, PVRDMA_WC_RDMA_WRITE, 2 * PAGE, a);
+    check_fill(d, pa[1], PAGE, 0x3a, 0);
+    check_fill(d, pa[2], PAGE, 0x3a, PAGE);
+    write_buf(d, a, 0xa2, d->mem + 0x3000, 2 * PAGE,
+              USER_IOVA + (1ull << 30) + 62 * PAGE, rb);
+    expect_rc_success(d, d->scq, 0xa2, PVRDMA_WC_RDMA_WRITE, 2 * PAGE, a);
+    check_fill(d, pb[62], PAGE, 0x3a, 0);
+    check_fill(d, pb[63], PAGE, 0x3a, PAGE);
+    /* C was deregistered on the source: its handle holds no MR. */
+    g_assert_cmpuint(destroy(d->pv, PVRDMA_CMD_DESTROY_MR, hc), !=, ERR_OK);
+    g_assert_cmpuint(destroy(d->pv, PVRDMA_CMD_DESTROY_MR, rb >> 8), ==,
+                     ERR_OK);
+    expect_send_works(d, a, b, 0x30, 64);
+    dp_free(d);
+}
+
+/*
+ * An MR registered after the last iteration (the source paused before
+ * the switch-over) has its pages in its record, not staged: they must
+ * arrive all the same.
+ */
+static void test_live_mr_pages_inline(void)
+{
+    uint64_t pa[4], px[3];
+    uint32_t ra, rx;
+    QTestState *dst;
+    PvQp *a, *b;
+    Dp *d;
+
+    if (skip_ibverbs()) {
+        return;
+    }
+    d = dp_new();
+    rc_pair(d, &a, &b, ACC_ALL, 1, 7);
+    ra = user_mr(d, ACC_ALL, USER_IOVA, 4 * PAGE, 4, pa);
+    qtest_qmp_assert_success(d->pv->qts, "{ 'execute': "
+                             "'migrate-set-capabilities', 'arguments': "
+                             "{ 'capabilities': [ { 'capability': "
+                             "'pause-before-switchover', 'state': true } ] "
+                             "} }");
+    dst = mig_begin(d);
+    mig_wait_status(d->pv->qts, "pre-switchover");
+    rx = user_mr(d, ACC_ALL, USER_IOVA + (1ull << 30), 3 * PAGE, 3, px);
+    qtest_qmp_assert_success(d->pv->qts, "{ 'execute': 'migrate-continue', "
+                             "'arguments': { 'state': 'pre-switchover' } }");
+    mig_end(d, dst);
+
+    fill(d, d->mem + 0x3000, 2 * PAGE, 0x5c);
+    write_buf(d, a, 0xa1, d->mem + 0x3000, 2 * PAGE,
+              USER_IOVA + (1ull << 30) + PAGE, rx);
+    expect_rc_success(d, d->scq, 0xa1, PVRDMA_WC_RDMA_WRITE, 2 * PAGE, a);
+    check_fill(d, px[1], PAGE, 0x5c, 0);
+    check_fill(d, px[2], PAGE, 0x5c, PAGE);
+    write_buf(d, a, 0xa2, d->mem + 0x3000, PAGE, USER_IOVA + 3 * PAGE, ra);
+    expect_rc_success(d, d->scq, 0xa2, PVRDMA_WC_RDMA_WRITE, PAGE, a);
+    check_fill(d, pa[3], PAGE, 0x5c, 0);
+    dp_free(d);
+}
+
+/*
+ * A live section that lies or stops: each altered stream must be refused
+ * (the staged lists freed: the ASan lane's LeakSanitizer checks), and the
+ * destination must then take a valid stream.
+ */
+static void test_live_mr_pages_corrupt(void)
+{
+    g_autofree char *path = g_strdup_printf("%s/live.mig", tmpdir);
+    g_autofree char *bad = g_strdup_printf("%s/live-bad.mig", tmpdir);
+    g_autofree char *uri = g_strdup_printf("file:%s", bad);
+    g_autofree uint8_t *buf = NULL;
+    uint64_t pa[4], pb[LIVE_B_PAGES];
+    uint32_t ra, rb, hc;
+    size_t len, ia, ib;
+    PvQp *a, *b;
+    Dp *d;
+
+    if (skip_ibverbs()) {
+        return;
+    }
+    d = dp_new();
+    rc_pair(d, &a, &b, ACC_ALL, 1, 7);
+    buf = live_stream(d, path, &len, &ra, &rb, &hc, pa, pb);
+    ia = live_item(buf, len, LIVE_PAGES, ra >> 8, 4);
+    ib = live_item(buf, len, LIVE_PAGES, rb >> 8, LIVE_B_PAGES);
+    g_assert_cmpuint(ia, !=, 0);
+    g_assert_cmpuint(ib, !=, 0);
+
+    for (int v = 0; v < 7; v++) {
+        g_autofree uint8_t *m = g_memdup2(buf, len);
+        g_autofree char *err = NULL;
+        size_t mlen = len;
+        QTestState *dst;
+
+        switch (v) {
+        case 0:                     /* cut inside A's runs */
+            mlen = ia + 30;
+            break;
+        case 1:                     /* A's serial */
+            stq_be_p(m + ia + 8, ldq_be_p(m + ia + 8) + 1);
+            break;
+        case 2:                     /* A one page longer than its runs */
+            stl_be_p(m + ia + 16, 5);
+            break;
+        case 3:                     /* B's handle out of range */
+            stl_be_p(m + ib + 4, 0x7fffffff);
+            break;
+        case 4:                     /* an unknown item instead of B */
+            stl_be_p(m + ib, 9);
+            break;
+        case 5:                     /* B's page count over an MR's */
+            stl_be_p(m + ib + 16, (1u << 18) + 1);
+            break;
+        default:                    /* cut inside B's runs */
+            mlen = ib + 40;
+            break;
+        }
+        g_assert_true(g_file_set_contents(bad, (char *)m, mlen, NULL));
+        dst = pv_qemu_start(" -incoming defer");
+        qtest_qmp_assert_success(dst, "{ 'execute': 'migrate-incoming', "
+                                 "'arguments': { 'uri': %s, "
+                                 "'exit-on-error': false } }", uri);
+        g_assert_false(mig_finish(dst, &err));
+        g_test_message("variant %d: refused: %s", v, err);
+        qtest_qmp_assert_success(dst, "{ 'execute': 'query-pvrdma' }");
+        qtest_qmp_assert_success(dst, "{ 'execute': 'system_reset' }");
+        qtest_quit(dst);
+    }
     dp_free(d);
 }
 
@@ -1613,6 +1831,11 @@ int main(int argc, char **argv)
     qtest_add_func("/pvrdma/migration/dirty-pages", test_dirty_pages);
     qtest_add_func("/pvrdma/migration/file", test_file);
     qtest_add_func("/pvrdma/migration/mutated-stream", test_mutated_stream);
+    qtest_add_func("/pvrdma/migration/live-mr-pages", test_live_mr_pages);
+    qtest_add_func("/pvrdma/migration/live-mr-pages-inline",
+                   test_live_mr_pages_inline);
+    qtest_add_func("/pvrdma/migration/live-mr-pages-corrupt",
+                   test_live_mr_pages_corrupt);
     qtest_add_func("/pvrdma/migration/regression/audit3-m2-started-wr-opcode",
                    test_audit3_started_wr_opcode);
     qtest_add_func("/pvrdma/migration/regression/audit3-m2-started-wr-ud-gid",

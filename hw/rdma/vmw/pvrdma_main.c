@@ -1089,8 +1089,9 @@ static bool pvrdma_pin_ok(void *opaque, int version_id)
 
 static const VMStateDescription vmstate_pvrdma = {
     .name = "pvrdma",
-    .version_id = 2,                /* 2: MR key generations (rdma-rm) */
-    .minimum_version_id = 2,
+    /* 2: MR key generations, 3: MR pages staged before (rdma-rm) */
+    .version_id = 3,
+    .minimum_version_id = 3,
     .pre_save = pvrdma_pre_save,
     .pre_load = pvrdma_pre_load,
     .post_load = pvrdma_post_load,
