@@ -112,7 +112,7 @@ fuzz-mux:
 
 check-slow: build
 	@bash scripts/apt-setup.sh $(GUEST_DEPS) libibumad-dev python3
-	@bash scripts/check.sh $(TOP) $(BUILD) patches-build slow mingw
+	@bash scripts/check.sh $(TOP) $(BUILD) patches-build workloads-slow slow mingw
 
 install: build
 	@PREFIX=$(PREFIX) DESTDIR=$(DESTDIR) bash scripts/install.sh install $(TOP) $(BUILD)/qemu

@@ -17,7 +17,8 @@
 # "interop-server"), workloads (librdmacm's rdma_server/rdma_client, rcopy,
 # riostream, qperf, libfabric's fi_pingpong, msg and rdm, UCX's UCP and
 # Open MPI over UCX, iSER (LIO target, open-iscsi initiator), between two
-# pvrdma guests and with rxe both ways, lanes "workloads-pvrdma",
+# pvrdma guests and with rxe both ways, and NFSv3 and NFSv4.2 over RDMA with
+# 64 MiB where pvrdma is the server, lanes "workloads-pvrdma",
 # "workloads-client", "workloads-server"), scale (1,000 RDMA-CM
 # connections between two pvrdma guests, each with a checked message, an
 # ib_write_bw alongside while all are open, QEMU's memory per connection:
@@ -58,7 +59,12 @@
 # v10.2, which unpacks its source).  make check-slow: patches-build (every
 # prefix of the 10.0 series built and QEMU's manual built from the whole
 # series, tests/patches/run.sh --prefixes, lane "patches-prefixes"; then the
-# qtests of that last build run on it, lane "patches-build"), slow (tests/hostvm/slow.sh) and
+# qtests of that last build run on it, lane "patches-build"), workloads-slow
+# (NFSv3 and NFSv4.2 over RDMA, 64 MiB written and read back, a pvrdma
+# client and an rxe server, lane "workloads-slow-client": 4 to 7 minutes,
+# as each side's bursts overrun the other QEMU's socket, docs/pvrdma.txt
+# 4.2; make check's workloads lane runs the 64 MiB where pvrdma is the
+# server, in about a minute), slow (tests/hostvm/slow.sh) and
 # mingw (scripts/build-mingw.sh --wine: qemu-system-x86_64.exe for Windows with
 # the device, glib and its needs cross-built from Debian's sources, checked
 # for the device's symbols and run under wine; too slow cold for make check).
@@ -301,12 +307,30 @@ for lane in "${lanes[@]}"; do
         pair interop-server rxe-pvrdma '' rxe pvrdma
         ;;
     workloads)
-        echo "== workloads: librdmacm's programs, rsockets, qperf, libfabric, UCX and Open MPI between two guests, pvrdma and rxe"
+        echo "== workloads: librdmacm's programs, rsockets, qperf, libfabric, UCX, Open MPI, iSER and NFS between two guests, pvrdma and rxe"
         for p in "pvrdma pvrdma pvrdma" "client pvrdma rxe" "server rxe pvrdma"; do
             read -r name cdev sdev <<<"$p"
+            progs=$workload_programs t=120
+            # NFS's 64 MiB, pvrdma the server: under a minute here; pvrdma
+            # the client of an rxe server: 4 to 7 minutes, lane
+            # workloads-slow (docs/pvrdma.txt 4.2)
+            [ "$name" = client ] || progs+=,nfs_rdma:67108864 t=300
             pair "workloads-$name" "workloads-$cdev-$sdev" '' "$cdev" "$sdev" --gids ipv4 \
-                --timeout 120 --programs "$workload_programs"
+                --timeout "$t" --programs "$progs"
         done
+        ;;
+    workloads-slow)
+        echo "== workloads-slow: NFSv3 and NFSv4.2 over RDMA, 64 MiB, a pvrdma client and an rxe server"
+        # (make check-slow has built no guest before this lane)
+        if ! bash "$top/tests/guest/build-guest.sh" "$build/guest" > "$logdir/workloads-slow-build.log" 2>&1; then
+            tail -n 15 "$logdir/workloads-slow-build.log" | sed 's/^/    /'
+            echo "workloads-slow: 0 passed, 1 failed (no guest, see $logdir/workloads-slow-build.log)"
+            total_fail=$((total_fail + 1))
+            rows+=("workloads-slow 0 1 0 $((SECONDS - step_start))")
+            continue
+        fi
+        pair workloads-slow-client workloads-slow-pvrdma-rxe '' pvrdma rxe --gids ipv4 \
+            --timeout 900 --programs nfs_rdma:67108864
         ;;
     scale)
         # issue 24's short form: 1,000 connections fit the default
