@@ -1404,14 +1404,13 @@ static int wait_send_ms(Link *l)
 }
 
 /*
- * The last answer of a WR lost, with RDMA-CM's local ACK timeout (1.07
- * s): the requester probes after a few round trips instead of waiting
- * for the timeout, and spends no retry.  The ACK of a one-packet WRITE:
- * the probe is a duplicate, which B acknowledges again.  The response of
- * a one-packet READ: the probe asks the READ again, which B answers
- * again.  Regression test: a lost tail waited for the timeout, a second
- * or more of a connection that had round trips of a millisecond
- * (issue 24: 3% loss cost 98% of ib_write_bw).
+ * The ACK of a WRITE lost, with RDMA-CM's local ACK timeout (1.07 s):
+ * the requester probes after a few round trips instead of waiting for
+ * the timeout, and spends no retry; B acknowledges the probe's duplicate.
+ * Regression test: a lost tail waited for the timeout, a second or more
+ * of a connection that had round trips of a millisecond (issue 24: 3%
+ * loss cost 98% of ib_write_bw).  (A READ first in line is not probed:
+ * its answer comes at the responder's pace, rdma_soft_probe_ns().)
  */
 static void test_wire_tail_probe(void)
 {
@@ -1419,41 +1418,31 @@ static void test_wire_tail_probe(void)
     Link l = link_up_lossy(1, 0, 0, 0);
     Relay *r = l.relay;
     uint64_t la = l.a->mem, rb = l.b->mem;
-    int ms[2];
+    PvrdmaSge s = sge(la, 1024, l.a->lkey);
+    int ms;
 
     wire_pair_timeout(&l, &qa, &qb, 12, 18);
     fill(l.a, la, 1024, 0x61);
-    fill(l.b, rb + 4 * PAGE, 1024, 0x62);
     for (int i = 0; i < 4; i++) {       /* round trips to measure */
         wire_rdma(&l, qa, 0x10 + i, PVRDMA_WR_RDMA_WRITE, la, rb, 1024);
     }
-    for (int i = 0; i < 2; i++) {
-        bool read = i == 1;
-        PvrdmaSge s = sge(read ? la + 4 * PAGE : la, 1024, l.a->lkey);
-
-        r->drop_b_op = read ? 0x10 : 0x11;  /* READ_RESPONSE_ONLY, ACK */
-        qatomic_set(&r->drop_b_left, 1);
-        post_send(l.a, qa, wqe_rdma(0xa0 + i, read ? PVRDMA_WR_RDMA_READ :
-                                    PVRDMA_WR_RDMA_WRITE,
-                                    PVRDMA_SEND_SIGNALED, 1,
-                                    read ? rb + 4 * PAGE : rb + PAGE,
-                                    l.b->lkey), &s, 1);
-        ms[i] = wait_send_ms(&l);
-        expect_rc_success(l.a, l.a->scq, 0xa0 + i,
-                          read ? PVRDMA_WC_RDMA_READ : PVRDMA_WC_RDMA_WRITE,
-                          1024, qa);
-        g_assert_cmpint(qatomic_read(&r->drop_b_left), ==, 0);
-    }
+    r->drop_b_op = 0x11;                /* ACKNOWLEDGE */
+    qatomic_set(&r->drop_b_left, 1);
+    post_send(l.a, qa, wqe_rdma(0xa0, PVRDMA_WR_RDMA_WRITE,
+                                PVRDMA_SEND_SIGNALED, 1, rb + PAGE,
+                                l.b->lkey), &s, 1);
+    ms = wait_send_ms(&l);
+    expect_rc_success(l.a, l.a->scq, 0xa0, PVRDMA_WC_RDMA_WRITE, 1024, qa);
+    g_assert_cmpint(qatomic_read(&r->drop_b_left), ==, 0);
     check_fill(l.b, rb + PAGE, 1024, 0x61, 0);
-    check_fill(l.a, la + 4 * PAGE, 1024, 0x62, 0);
-    g_test_message("lost ACK: done after %d ms, lost READ response: %d ms "
-                   "(timeout 1074 ms); A: %" PRIu64 " timeouts, %" PRIu64
-                   " retransmits; B: %" PRIu64 " duplicates", ms[0], ms[1],
-                   roce_stat(l.a, "timeouts"), roce_stat(l.a, "retransmits"),
+    g_test_message("lost ACK: done after %d ms (timeout 1074 ms); A: %"
+                   PRIu64 " timeouts, %" PRIu64 " retransmits; B: %" PRIu64
+                   " duplicates", ms, roce_stat(l.a, "timeouts"),
+                   roce_stat(l.a, "retransmits"),
                    roce_stat(l.b, "duplicates"));
     g_assert_cmpuint(roce_stat(l.a, "timeouts"), ==, 0);
     /* (a slow host may make one more probe: the clocks move on) */
-    g_assert_cmpuint(roce_stat(l.b, "duplicates"), >=, 2);
+    g_assert_cmpuint(roce_stat(l.b, "duplicates"), >=, 1);
     link_down(&l);
 }
 

@@ -737,14 +737,22 @@ static int64_t rdma_soft_ack_timeout_ns(const RdmaQp *qp)
  * When the tail probe goes off after the last answer: a few round trips
  * (RFC 6298's 2.3 without its one-second floor, at least twice the
  * smoothed round trip, at least RDMA_SOFT_PROBE_MIN_NS), or 0 for no
- * probe: no round trip measured yet, or not well before the timeout of
- * @timeout_ns.
+ * probe: no round trip measured yet, not well before the timeout of
+ * @timeout_ns, or an RDMA READ or atomic first in line.  A READ's answer
+ * comes at the pace of the peer's responder, with pauses longer than a
+ * round trip (Linux rxe under TCG): a probe there asked the READ again
+ * while its first answer was still coming, and NFS over RDMA writes from
+ * an rxe client to a pvrdma server stalled; its gaps and timeouts find
+ * lost responses as before.
  */
-static int64_t rdma_soft_probe_ns(const RdmaSoftReq *req, int64_t timeout_ns)
+static int64_t rdma_soft_probe_ns(RdmaSoftQp *sqp, int64_t timeout_ns)
 {
+    const RdmaSoftReq *req = &sqp->req;
+    RdmaSoftWqe *w = QTAILQ_FIRST(&req->wqes);
     int64_t pto;
 
-    if (!req->srtt_ns) {
+    if (!req->srtt_ns || !w || w->wr.opcode == RDMA_WR_RDMA_READ ||
+        rdma_soft_is_atomic(w->wr.opcode)) {
         return 0;
     }
     pto = MAX(MAX(2 * req->srtt_ns, req->srtt_ns + 4 * req->rttvar_ns),
@@ -778,7 +786,7 @@ void rdma_soft_retry_restart(RdmaSoftQp *sqp, bool progress)
     }
     now = qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL);
     req->timeout_at = now + ns;
-    pto = req->probed ? 0 : rdma_soft_probe_ns(req, ns);
+    pto = req->probed ? 0 : rdma_soft_probe_ns(sqp, ns);
     req->probe_due = pto != 0;
     timer_mod(req->retry_timer, pto ? now + pto : req->timeout_at);
 }
