@@ -7,7 +7,9 @@
 #                   host VM with Soft-RoCE, on -device pvrdma,ibdev=rxe0
 #                   (tests/hostvm); make patches on QEMU 10.0 with every
 #                   prefix of the series built, the manual built and the
-#                   whole series' qtests run; the Windows build under wine
+#                   whole series' qtests run; NFS over RDMA from a pvrdma
+#                   client to an rxe server (64 MiB); the Windows build
+#                   under wine
 #   make run        boot two Debian guests with the device on one link, show
 #                   ibv_devinfo in each and run an RDMA ping-pong between them
 #   make bench      pvrdma against Linux Soft-RoCE (rxe) in one TCG guest boot
