@@ -1446,6 +1446,55 @@ static void test_wire_tail_probe(void)
     link_down(&l);
 }
 
+/*
+ * A READ first in line is not probed: its answer comes at the responder's
+ * pace.  With round trips of a millisecond measured, a READ whose
+ * response is lost is asked again by its timeout (1.07 s), not after a
+ * few milliseconds.  Regression test: the probe asked READs again while
+ * a slow responder's answer was still coming (Linux rxe under TCG pauses
+ * longer than that), the answers crossed, and NFS over RDMA writes from
+ * an rxe client to a pvrdma server stalled for NFS's 60 s RPC timeout.
+ */
+static void test_wire_read_not_probed(void)
+{
+    PvQp *qa, *qb;
+    Link l = link_up_lossy(1, 0, 0, 0);
+    Relay *r = l.relay;
+    uint64_t la = l.a->mem, rb = l.b->mem;
+    PvrdmaSge s = sge(la + 4 * PAGE, 1024, l.a->lkey);
+    uint64_t dups;
+    int ms;
+
+    wire_pair_timeout(&l, &qa, &qb, 12, 18);
+    fill(l.b, rb + 4 * PAGE, 1024, 0x62);
+    for (int i = 0; i < 4; i++) {       /* round trips to measure */
+        wire_rdma(&l, qa, 0x10 + i, PVRDMA_WR_RDMA_WRITE, la, rb, 1024);
+    }
+    r->drop_b_op = 0x10;                /* READ_RESPONSE_ONLY */
+    qatomic_set(&r->drop_b_left, 1);
+    post_send(l.a, qa, wqe_rdma(0xa1, PVRDMA_WR_RDMA_READ,
+                                PVRDMA_SEND_SIGNALED, 1, rb + 4 * PAGE,
+                                l.b->lkey), &s, 1);
+    while (qatomic_read(&r->drop_b_left)) {
+        g_usleep(1000);
+    }
+    for (int i = 0; i < 20; i++) {      /* 20 ms: many round trips */
+        qtest_clock_step(l.a->pv->qts, 1000 * 1000);
+        g_usleep(1000);
+    }
+    relay_quiet_from_a(r);
+    dups = roce_stat(l.b, "duplicates");
+    ms = wait_send_ms(&l);
+    expect_rc_success(l.a, l.a->scq, 0xa1, PVRDMA_WC_RDMA_READ, 1024, qa);
+    check_fill(l.a, la + 4 * PAGE, 1024, 0x62, 0);
+    g_test_message("READ asked again %" PRIu64 " times within 20 ms; done "
+                   "%d ms later with %" PRIu64 " timeouts", dups, ms,
+                   roce_stat(l.a, "timeouts"));
+    g_assert_cmpuint(dups, ==, 0);
+    g_assert_cmpuint(roce_stat(l.a, "timeouts"), ==, 1);
+    link_down(&l);
+}
+
 /* Send @len bytes of @buf from the test to B's netdev, as a host would. */
 static void send_to(int port, const void *buf, size_t len)
 {
@@ -2427,6 +2476,8 @@ int main(int argc, char **argv)
                    test_wire_device_window_growing);
     qtest_add_func("/pvrdma/wire/regression/read-answers-paced",
                    test_wire_read_answers_paced);
+    qtest_add_func("/pvrdma/wire/regression/read-not-probed",
+                   test_wire_read_not_probed);
     qtest_add_func("/pvrdma/wire/regression/tail-probe",
                    test_wire_tail_probe);
     qtest_add_func("/pvrdma/wire/regression/read-again-within-piece",
