@@ -777,8 +777,7 @@ static int rdma_rm_post_load(void *opaque, int version_id)
             error_report("rdma: incoming state refused: %s", why);
         }
     }
-    if (why) {
-    } else {
+    if (!why) {
         why = rdma_rm_restore_gids(rm, rm->mig.gids);
     }
     for (int i = 0; !why && i < ARRAY_SIZE(order); i++) {

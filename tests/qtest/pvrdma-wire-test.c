@@ -2251,11 +2251,11 @@ static int peer_read_responses(Peer *p, uint32_t peer_qpn)
  * on its virtual clock after each.  The first READ, 64 packets, goes
  * out at once; its tail asked again (44 packets) stops after 32 until
  * B's clock moves (a first READ of 100 packets lost 8 in this test's own
- * socket buffer of 208 KiB: the very overrun this is about).  Regression test: the responder answered any READ in
- * one burst, and over -netdev dgram to a busy Linux rxe guest a READ
- * longer than its socket buffer lost its tail every time, each loss
- * spending one of rxe's retries (issue 24; NVMe over RDMA with an rxe
- * target ran out of them).
+ * socket buffer of 208 KiB: the very overrun this is about).  Regression
+ * test: the responder answered any READ in one burst, and over -netdev
+ * dgram to a busy Linux rxe guest a READ longer than its socket buffer
+ * lost its tail every time, each loss spending one of rxe's retries
+ * (issue 24; NVMe over RDMA with an rxe target ran out of them).
  */
 static void test_wire_read_answers_paced(void)
 {
