@@ -550,6 +550,7 @@ bool rdma_mig_expand_pages(RdmaPageList *l, uint32_t max, const char **why);
 void rdma_rm_mig_cleanup(RdmaResources *rm);
 /* The live migration section of the device's MR page lists */
 void rdma_rm_mig_live_init(RdmaResources *rm);
+void rdma_rm_mig_live_unregister(RdmaResources *rm);
 void rdma_rm_mig_live_fini(RdmaResources *rm);
 const char *rdma_rm_restore(RdmaResources *rm, RdmaResType type, void *rec);
 const char *rdma_rm_restore_gids(RdmaResources *rm, const RdmaGid *gids);

@@ -1104,9 +1104,20 @@ void rdma_rm_mig_live_init(RdmaResources *rm)
     register_savevm_live(id, 0, 1, &rdma_mig_live_handlers, rm);
 }
 
-void rdma_rm_mig_live_fini(RdmaResources *rm)
+/*
+ * The live section goes with the device's unrealize, also when the rest
+ * of the teardown is deferred past it (pvrdma_exit()): a device plugged
+ * into the same slot at once registers the same section name, and QEMU
+ * exits on a duplicate.  A second call finds nothing to remove.
+ */
+void rdma_rm_mig_live_unregister(RdmaResources *rm)
 {
     unregister_savevm(VMSTATE_IF(rm->pdev), RDMA_MIG_LIVE_ID, rm);
+}
+
+void rdma_rm_mig_live_fini(RdmaResources *rm)
+{
+    rdma_rm_mig_live_unregister(rm);
     g_clear_pointer(&rm->live.sent, g_free);
     rdma_mig_staged_free(rm);
     g_clear_pointer(&rm->live.staged, g_free);

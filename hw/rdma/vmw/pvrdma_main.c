@@ -880,6 +880,8 @@ static void pvrdma_exit(PCIDevice *pdev)
 {
     PvrdmaState *s = PVRDMA(pdev);
 
+    /* Now, not in a deferred teardown: the slot may be plugged again. */
+    rdma_rm_mig_live_unregister(&s->rm);
     if (rdma_rm_defer(&s->rm)) {
         trace_pvrdma_unplug_deferred();
         s->unplugged = true;
