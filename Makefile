@@ -8,8 +8,8 @@
 #                   (tests/hostvm); make patches on QEMU 10.0 with every
 #                   prefix of the series built, the manual built and the
 #                   whole series' qtests run; NFS over RDMA from a pvrdma
-#                   client to an rxe server (64 MiB); the Windows build
-#                   under wine
+#                   client to an rxe server (64 MiB); the qtests on QEMU
+#                   10.2 under ASan; the Windows build under wine
 #   make run        boot two Debian guests with the device on one link, show
 #                   ibv_devinfo in each and run an RDMA ping-pong between them
 #   make bench      pvrdma against Linux Soft-RoCE (rxe) in one TCG guest boot
@@ -51,6 +51,11 @@ BUILD    := $(TOP)/build$(if $(filter 10.2,$(QEMU_VERSION)),/v10.2)
 QEMU     := $(BUILD)/qemu/qemu-system-x86_64
 export QEMU_VERSION
 export QEMU_SRC := $(BUILD)/qemu-src
+# ccache keys on the compiler's paths: under one base directory they are
+# made relative, so a second clone (CI's, a colleague's) hits what this one
+# built.  NOHASHDIR: with -g the build directory would be hashed as well.
+export CCACHE_BASEDIR ?= $(TOP)
+export CCACHE_NOHASHDIR ?= 1
 
 # Debian packages the build and the test lanes need.
 BUILD_DEPS := build-essential ninja-build pkg-config python3-venv \
@@ -114,7 +119,7 @@ fuzz-mux:
 
 check-slow: build
 	@bash scripts/apt-setup.sh $(GUEST_DEPS) libibumad-dev python3
-	@bash scripts/check.sh $(TOP) $(BUILD) patches-build workloads-slow slow mingw
+	@bash scripts/check.sh $(TOP) $(BUILD) patches-build v10.2-asan workloads-slow slow mingw
 
 install: build
 	@PREFIX=$(PREFIX) DESTDIR=$(DESTDIR) bash scripts/install.sh install $(TOP) $(BUILD)/qemu
