@@ -17,10 +17,19 @@
 #                   own ceiling), the host's memcpy bandwidth, NFS over
 #                   RDMA, UCX and Open MPI between two guests,
 #                   ib_write_bw through a link that loses 0.5% to 3% of
-#                   its frames, and make bench-mr (figures, not a test)
+#                   its frames, 10,000 RDMA-CM connections, ib_write_bw
+#                   on 1, 16 and 64 QPs, and make bench-mr (figures, not
+#                   a test)
 #   make bench-migration  what live migration costs: the device's state size
 #                   and save/load time, and a guest's downtime with and
 #                   without the device (figures, not a test)
+#   make soak       two pvrdma guests for SOAK_SECONDS (7200) through a lossy
+#                   link, guest A migrating every 5 minutes: ping-pongs,
+#                   perftest, rping, NVMe over RDMA and short RDMA-CM
+#                   connections in cycles, each checking its data; fails on
+#                   any failed program or QEMU RSS or descriptors growing
+#                   1% per hour after the warm-up (SOAK_ARGS: soak.sh's
+#                   options, e.g. "--migrate-every 120 --lossy 3:0.03:0:0:0")
 #   make bench-mr   cost of giving a 1 GiB guest MR to a host RDMA device
 #                   (host ranges for ibv_reg_mr; ibv_reg_mr in the host VM)
 #   make fuzz       coverage-guided fuzzing of the device (libFuzzer, ASan,
@@ -66,7 +75,7 @@ GUEST_DEPS := linux-source-6.1 rdma-core ibverbs-providers ibverbs-utils \
 	rdmacm-utils perftest busybox-static cpio kmod
 
 .PHONY: all deps tree build build-asan check check-qtest check-abi \
-	check-guest check-fuzz run bench bench-mr bench-migration fuzz \
+	check-guest check-fuzz run bench bench-mr bench-migration soak fuzz \
 	fuzz-mux install uninstall patches clean \
 	distclean help
 
@@ -142,9 +151,16 @@ bench: build
 	@bash tests/bench/workloads-bench.sh $(QEMU) $(BUILD)/guest
 	@bash tests/bench/loss-bench.sh $(QEMU) $(BUILD)/guest
 	@bash tests/bench/scale-bench.sh $(QEMU) $(BUILD)/guest
+	@bash tests/bench/qscale-bench.sh $(QEMU) $(BUILD)/guest
 
 bench-mr:
 	@bash tests/bench/mr-reg-bench.sh
+
+# make soak: hours of traffic, loss and migration (tests/guest/soak.sh)
+SOAK_SECONDS ?= 7200
+soak: build
+	@bash scripts/apt-setup.sh $(GUEST_DEPS)
+	@QEMU=$(QEMU) bash tests/guest/soak.sh --seconds $(SOAK_SECONDS) $(SOAK_ARGS)
 
 bench-migration: build
 	@bash scripts/apt-setup.sh $(GUEST_DEPS)

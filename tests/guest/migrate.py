@@ -27,6 +27,10 @@ to send A's frames to the new QEMU.  The guest's scenarios and kernel
 command line come from --test and --append; each "migration:" line also
 shows the RoCE counters of the QEMU A left.
 
+--sample FILE (make soak) appends a row of soak_sample.py's for the QEMU
+running the guest every --sample-every seconds: its memory, descriptors
+and the device's counters, across the QEMUs the guest moves through.
+
 --bench instead prints figures (make bench-migration): QEMU's total
 migration time and downtime, medians of --rounds * 2 migrations, for the
 same guest without the device, with the device idle, and with the device
@@ -44,6 +48,8 @@ import sys
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import soak_sample  # noqa: E402  (beside this file)
 TOP = os.path.dirname(os.path.dirname(HERE))
 
 
@@ -251,6 +257,7 @@ def run_lane(a, work, pvrdma=True, infos=None):
     deadline = time.monotonic() + a.timeout
     failed = None
     last = None                     # the RoCE counters of the current QEMU
+    next_sample = 0
     try:
         while vm.proc.poll() is None:
             if time.monotonic() > deadline:
@@ -258,7 +265,17 @@ def run_lane(a, work, pvrdma=True, infos=None):
                 break
             if peer:
                 last = roce(vm) or last
-            text = console_text(vms)
+            if a.sample and time.monotonic() >= next_sample:
+                next_sample = time.monotonic() + a.sample_every
+                r = soak_sample.row(time.time(), "A", vm.idx, vm.proc.pid,
+                                    vm.qmp.cmd)
+                if r:
+                    with open(a.sample, "a") as f:
+                        f.write(r + "\n")
+            # An announcement is in the console of the QEMU that ran the
+            # guest then: the last two QEMUs' consoles suffice (a soak of
+            # hours has dozens, and this runs five times a second).
+            text = console_text(vms[-2:])
             # whole lines only: the console may end in the middle of one
             todo = [s for s in re.findall(r"^GUEST-MIGRATE: (\S+)\n", text,
                                           re.M) if s not in done]
@@ -269,11 +286,11 @@ def run_lane(a, work, pvrdma=True, infos=None):
             done[sec] = 0
             time.sleep(a.settle)
             for _ in range(2 * a.rounds):
-                if f"GUEST-END: {sec}\n" in console_text(vms):
+                if f"GUEST-END: {sec}\n" in console_text(vms[-2:]):
                     break
                 vm, info = migrate(vm, len(vms), base, work, peer=peer)
                 vms.append(vm)
-                ran = f"GUEST-END: {sec}\n" not in console_text(vms)
+                ran = f"GUEST-END: {sec}\n" not in console_text(vms[-2:])
                 done[sec] += ran
                 if infos is not None and ran:
                     infos.append(info)
@@ -380,6 +397,11 @@ def main():
                    help="guest A of two: the relay's port for A's frames")
     p.add_argument("--peer-relay", default=None,
                    help="guest A of two: the relay's control socket")
+    p.add_argument("--sample", default=None,
+                   help="append soak_sample.py's rows for the running "
+                        "QEMU to this file (make soak)")
+    p.add_argument("--sample-every", type=float, default=60,
+                   help="seconds between two --sample rows (default 60)")
     a = p.parse_args()
     if a.peer_port and not (a.peer_remote and a.peer_relay):
         p.error("--peer-port wants --peer-remote and --peer-relay")

@@ -139,6 +139,19 @@
 #                     programs' own lines say whether they then succeeded.
 #                     Give the programs iterations enough to last (e.g.
 #                     --programs ibv_rc_pingpong:4096:30000,...)
+#   --soak SECONDS    make soak (tests/guest/soak.sh): the guests run the
+#                     list in cycles until SECONDS have passed since the
+#                     first began (init's pvrdma.soak; at most 19
+#                     entries); every pair is then named PROGRAM@N, N
+#                     counting through all cycles, and judged as such;
+#                     both QEMUs are sampled (soak_sample.py: memory,
+#                     descriptors, the device's objects and counters)
+#                     into <log-dir>/samples.tsv
+#   --soak-migrate S  with --soak: migrate guest A to a new QEMU and on
+#                     to another during a cycle's first program, once S
+#                     seconds have passed since the last time (implies
+#                     --migrate 1)
+#   --sample-every S  with --soak: seconds between two samples (default 60)
 #   --device-opts P   more properties for both guests' -device pvrdma
 #                     (e.g. dev-caps-max-qp=10240,dev-caps-max-cq=512)
 #   --mem SIZE        guest RAM of both guests (QEMU -m; default 1G)
@@ -184,6 +197,9 @@ mtu=
 link=dgram
 device_opts=
 mem=
+soak=0
+soak_mig=0
+sample_every=60
 while [ $# -gt 0 ]; do
     case $1 in
         --server-dev) server_dev=$2; shift 2 ;;
@@ -207,6 +223,9 @@ while [ $# -gt 0 ]; do
         --append) kappend=$2; shift 2 ;;
         --lossy) lossy=$2; shift 2 ;;
         --migrate) mig_rounds=$2; shift 2 ;;
+        --soak) soak=$2; shift 2 ;;
+        --soak-migrate) soak_mig=$2; shift 2 ;;
+        --sample-every) sample_every=$2; shift 2 ;;
         -h|--help) sed -n '/^# Usage/,/^set -uo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
         *) die "unknown option $1 (see --help)" ;;
     esac
@@ -224,9 +243,12 @@ for a in "$server_arch" "$client_arch"; do
 done
 [ "$client_arch" = amd64 ] || [ "$mig_rounds" = 0 ] ||
     die "--migrate: guest A is amd64 (migrate.py boots the PC machine)"
-for v in "$iters" "$dp_timeout" "$mig_rounds" ${size:+"$size"}; do
-    case $v in ''|*[!0-9]*) die "--iters, --size, --timeout and --migrate want numbers, got '$v'" ;; esac
+for v in "$iters" "$dp_timeout" "$mig_rounds" ${size:+"$size"} "$soak" "$soak_mig" "$sample_every"; do
+    case $v in ''|*[!0-9]*) die "--iters, --size, --timeout, --migrate, --soak, --soak-migrate and --sample-every want numbers, got '$v'" ;; esac
 done
+[ "$soak_mig" = 0 ] || [ "$soak" != 0 ] || die "--soak-migrate wants --soak"
+[ "$soak_mig" = 0 ] || mig_rounds=1
+[ "$sample_every" -gt 0 ] || die "--sample-every wants a positive number"
 case $link in dgram|stream|unix) ;; *) die "--link is dgram, stream or unix, not '$link'" ;; esac
 case $device_opts in *[!A-Za-z0-9=,_-]*) die "--device-opts: PROP=VALUE[,...], not '$device_opts'" ;; esac
 case $mem in ''|[1-9]*[0-9MG]) ;; *) die "--mem wants a size such as 2G or 1536M, not '$mem'" ;; esac
@@ -270,6 +292,17 @@ for p in $(echo "$programs" | tr ',' ' '); do
     tagged+=("$k:$s:$e_size:${e_iters:-$iters}")
 done
 [ ${#entries[@]} -gt 0 ] || die "--programs is empty"
+# A soak names every pair PROGRAM@N (init's soak_cycles): the pairs are
+# known once the guests say how many cycles ran.
+soak_list=()
+if [ "$soak" != 0 ]; then
+    [ ${#entries[@]} -le 19 ] || die "--soak: at most 19 programs (their ports alternate between two banks)"
+    for e in "${entries[@]}"; do
+        IFS=: read -r s e_size e_iters <<<"$e"
+        soak_list+=("$s:$e_size:${e_iters:-$iters}")
+    done
+    scens=() tagged=()
+fi
 [ ${#tagged[@]} = 0 ] || [ ${#entries[@]} -le 39 ] || die "--programs: at most 39 entries when one has a size"
 scen_list=$(IFS=,; echo "${entries[*]}")
 
@@ -336,6 +369,8 @@ npairs=$(( ${#entries[@]} * $(echo "$gids" | tr ',' '\n' | grep -c .) ))
 # Worst case per pair: the client waits for the server's word (its
 # deadline + 60 s) and then runs into its own deadline.
 guest_timeout=$((300 + npairs * (2 * dp_timeout + 70)))
+# a soak: its time, and then one more cycle (begun just before the end)
+[ "$soak" = 0 ] || guest_timeout=$((guest_timeout + soak))
 
 # guest_args ROLE DEV IP PEER PEER6: the guest's scenarios (sc) and kernel
 # command line (append)
@@ -351,6 +386,8 @@ guest_args() {
     [ -z "$mtu" ] || append+=" pvrdma.mtu=$mtu"
     [ -z "$args" ] || append+=" pvrdma.args=$(echo "$args" | tr -s ' ' ',' | sed 's/^,//; s/,$//')"
     [ "$dev" = pvrdma ] || append+=" pvrdma.ibdev=rxe0"
+    [ "$soak" = 0 ] || append+=" pvrdma.soak=$soak"
+    [ "$soak_mig" = 0 ] || [ "$role" != client ] || append+=" pvrdma.soakmig=$soak_mig"
     [ -z "$kappend" ] || append+=" $kappend"
 }
 # boot LETTER ROLE DEV ARCH IP MAC LPORT RPORT PEER PEER6 [QEMU ARGS...]:
@@ -405,6 +442,7 @@ boot_migrating() {
         --rounds "$mig_rounds" --settle 1 --log "$logdir/a.log" \
         --work "$logdir/a-mig" --keep --peer-port "$port_a" \
         --peer-remote "$peer_a" --peer-relay "$relay_ctl" \
+        ${samples:+--sample "$samples" --sample-every "$sample_every"} \
         >"$logdir/a.migrate" 2>"$logdir/a.run.err" </dev/null &
     pid_a=$!
     note "guest a: client on $client_dev, $ip_a (migrating: $mig_rounds round(s) per program, tests/guest/migrate.py), MAC $mac_a, dgram 127.0.0.1:$port_a (then ports of its own) -> :$peer_a; console $logdir/a.log (written at the end), QEMUs' logs $logdir/a-mig"
@@ -464,14 +502,37 @@ if [ $relay = 1 ]; then
 else
     qmp_a=() qmp_b=()
 fi
+# make soak: both QEMUs sampled into samples.tsv (B by soak_sample.py on
+# a QMP socket of its own, A by migrate.py, or by soak_sample.py too when
+# A does not migrate)
+samples=
+qmp_sa=() qmp_sb=()
+if [ "$soak" != 0 ]; then
+    samples=$logdir/samples.tsv
+    python3 -c "import sys; sys.path.insert(0, '$here'); import soak_sample; print(soak_sample.HEADER)" >"$samples" ||
+        die "tests/guest/soak_sample.py does not load"
+    qmp_sb=(-qmp "unix:$logdir/b-soak.qmp,server=on,wait=off")
+    qmp_sa=(-qmp "unix:$logdir/a-soak.qmp,server=on,wait=off")
+    rm -f "$logdir/a-soak.qmp" "$logdir/b-soak.qmp"
+fi
 # (a second -m replaces run-guest.sh's)
 mem_arg=()
 [ -z "$mem" ] || mem_arg=(-m "$mem")
-boot b server "$server_dev" "$server_arch" $ip_b $mac_b "$port_b" "$peer_b" $ip_a "$ll_a" "${qmp_b[@]}" "${mem_arg[@]}"
+boot b server "$server_dev" "$server_arch" $ip_b $mac_b "$port_b" "$peer_b" $ip_a "$ll_a" "${qmp_b[@]}" "${qmp_sb[@]}" "${mem_arg[@]}"
 if [ "$mig_rounds" = 0 ]; then
-    boot a client "$client_dev" "$client_arch" $ip_a $mac_a "$port_a" "$peer_a" $ip_b "$ll_b" "${dump[@]}" "${qmp_a[@]}" "${mem_arg[@]}"
+    boot a client "$client_dev" "$client_arch" $ip_a $mac_a "$port_a" "$peer_a" $ip_b "$ll_b" "${dump[@]}" "${qmp_a[@]}" "${qmp_sa[@]}" "${mem_arg[@]}"
 else
     boot_migrating
+fi
+samplers=()
+if [ -n "$samples" ]; then
+    for l in b $([ "$mig_rounds" != 0 ] || echo a); do
+        python3 "$here/soak_sample.py" --qmp "$logdir/$l-soak.qmp" \
+            --session "$(cat "$logdir/$l.pid")" --label "$(echo $l | tr ab AB)" \
+            --out "$samples" --every "$sample_every" 2>>"$logdir/samples.err" &
+        samplers+=($!)
+    done
+    note "soak: $soak s of cycles${soak_mig:+, A migrating every $soak_mig s}; samples every $sample_every s in $samples"
 fi
 
 # cm_scale: both QEMUs' memory at the moments guest A's console names
@@ -504,6 +565,7 @@ done
 wait "$pid_a"; rc_a=$?
 wait "$pid_b"; rc_b=$?
 note "both guests done after $(( $(date +%s) - start )) s (run-guest.sh: A $rc_a, B $rc_b)"
+for p in "${samplers[@]}"; do wait "$p" 2>/dev/null; done
 if [ -n "$rss_pid" ]; then
     wait "$rss_pid" 2>/dev/null
     sed 's/^/# /' "$logdir/rss.txt" 2>/dev/null
@@ -514,9 +576,36 @@ for l in a b; do
 done
 # section NAME LETTER: the raw output between GUEST-BEGIN/END: NAME
 section() {
+    if [ -d "$logdir/sections-$2" ]; then
+        cat "$logdir/sections-$2/$1" 2>/dev/null || true
+        return
+    fi
     awk -v n="$1" '$0 == "GUEST-BEGIN: " n { on = 1; next }
                    $0 == "GUEST-END: " n { on = 0 } on' "$logdir/$2.txt" || true
 }
+# A soak's consoles hold thousands of sections: each cut out once, into
+# sections-LETTER/NAME, instead of one pass over the console per section.
+if [ "$soak" != 0 ]; then
+    for l in a b; do
+        rm -rf "$logdir/sections-$l"
+        mkdir -p "$logdir/sections-$l"
+        awk -v d="$logdir/sections-$l" '
+            /^GUEST-BEGIN: / && f == "" { n = substr($0, 14); gsub("/", "_", n)
+                                          f = d "/" n; printf "" >> f; next }
+            f != "" && $0 == "GUEST-END: " substr(f, length(d) + 2) { close(f); f = ""; next }
+            f != "" { print >> f }' "$logdir/$l.txt"
+    done
+    # the pairs: the cycles guest A told guest B to run
+    cycles=$(grep -c '^soak: cycle .*(told the server: yes)' "$logdir/a.txt")
+    nl=${#soak_list[@]}
+    for ((c = 1; c <= cycles; c++)); do
+        for ((k = 1; k <= nl; k++)); do
+            IFS=: read -r s e_size e_iters <<<"${soak_list[$((k - 1))]}"
+            tagged+=("$(( (c - 1) * nl + k )):$s:$e_size:$e_iters")
+        done
+    done
+    note "soak: guest A ran $cycles cycles of ${nl} programs"
+fi
 tap_out=$logdir/evidence.txt
 
 # --- the guests ---------------------------------------------------------------
@@ -618,10 +707,11 @@ for fam in $(echo "$gids" | tr ',' ' '); do
     kernel_logs >>"$joined"
     echo 0 >"$joined.rc"
     [ ${#tests[@]} = 0 ] || judge "$joined" "$(IFS=,; echo "${tests[*]}")"
+    kernel_logs >"$logdir/kernel-logs.sec"
     for e in "${tagged[@]}"; do
         IFS=: read -r k s e_size e_iters <<<"$e"
         one=$logdir/judge-$fam@$k.log
-        { join_pair "$s@$k.$fam" "$s"; kernel_logs; } >"$one"
+        { join_pair "$s@$k.$fam" "$s"; cat "$logdir/kernel-logs.sec"; } >"$one"
         judge "$one" "${s//_/-}" "${s//_/-}@$k (${e_size:+-s $e_size }-n $e_iters)"
     done
 done

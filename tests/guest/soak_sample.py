@@ -1,0 +1,151 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""Sample a QEMU with the pvrdma device over time (make soak).
+
+    soak_sample.py --qmp PATH --session SID --label B --out FILE [--every S]
+
+Finds the QEMU in session SID (run-guest.sh's), connects to the QMP
+socket PATH (waiting up to 120 s for it), and every S seconds (default 60)
+appends one row to FILE until that QEMU exits.  migrate.py --sample writes
+the same rows for guest A, whose QEMUs come and go with its migrations.
+
+A row: tab-separated, the columns of HEADER: the time (seconds since the
+epoch, so that the rows of both guests line up), the label, the QEMU's index (0 for B; migrate.py's count for A),
+its pid, its resident memory (VmRSS, KiB), open file descriptors, threads,
+and query-pvrdma's objects in use and RoCE counters of its first device.
+"""
+
+import argparse
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+
+HEADER = ("t\tlabel\tqemu\tpid\trss_kib\tfds\tthreads\tpds\tcqs\tqps\tmrs"
+          "\tmr_pages\tuser_contexts\ttx_frames\trx_frames\ttimeouts"
+          "\tretransmits\tseq_naks\tduplicates")
+
+DEVICE_KEYS = ("pds", "cqs", "qps", "mrs", "mr-pages", "user-contexts")
+ROCE_KEYS = ("tx-frames", "rx-frames", "timeouts", "retransmits",
+             "seq-naks", "duplicates")
+
+
+def proc_stats(pid):
+    """(VmRSS in KiB, open fds, threads) of pid, or None once it is gone."""
+    try:
+        rss = threads = 0
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                if line.startswith("VmRSS:"):
+                    rss = int(line.split()[1])
+                elif line.startswith("Threads:"):
+                    threads = int(line.split()[1])
+        fds = len(os.listdir(f"/proc/{pid}/fd"))
+        return rss, fds, threads
+    except (OSError, ValueError):
+        return None
+
+
+def device_stats(cmd):
+    """query-pvrdma's counters of the first device (by DEVICE_KEYS, then
+    ROCE_KEYS), '-' for those it could not give."""
+    try:
+        devs = cmd("query-pvrdma")
+    except (RuntimeError, OSError, ValueError):
+        devs = []
+    if not devs:
+        return ["-"] * (len(DEVICE_KEYS) + len(ROCE_KEYS))
+    d = devs[0]
+    r = d.get("roce", {})
+    return ([str(d.get(k, "-")) for k in DEVICE_KEYS] +
+            [str(r.get(k, "-")) for k in ROCE_KEYS])
+
+
+def row(t, label, idx, pid, cmd):
+    """One row, or None when the QEMU is gone."""
+    st = proc_stats(pid)
+    if st is None:
+        return None
+    return "\t".join([f"{t:.0f}", label, str(idx), str(pid)] +
+                     [str(v) for v in st] + device_stats(cmd))
+
+
+class Qmp:
+    """A QMP connection: one command at a time, events skipped."""
+
+    def __init__(self, path, timeout=120):
+        end = time.monotonic() + timeout
+        while True:
+            self.sock = socket.socket(socket.AF_UNIX)
+            try:
+                self.sock.connect(path)
+                break
+            except OSError:
+                self.sock.close()
+                if time.monotonic() > end:
+                    raise RuntimeError(f"no QMP socket at {path}")
+                time.sleep(0.2)
+        self.f = self.sock.makefile("rw")
+        self.f.readline()
+        self.cmd("qmp_capabilities")
+
+    def cmd(self, name, **args):
+        msg = {"execute": name}
+        if args:
+            msg["arguments"] = args
+        self.f.write(json.dumps(msg) + "\n")
+        self.f.flush()
+        while True:
+            line = self.f.readline()
+            if not line:
+                raise RuntimeError(f"QMP closed during {name}")
+            r = json.loads(line)
+            if "return" in r:
+                return r["return"]
+            if "error" in r:
+                raise RuntimeError(f"{name}: {r['error'].get('desc')}")
+
+
+def qemu_of_session(sid, timeout=120):
+    """The pid of the QEMU in session sid (run-guest.sh's)."""
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        out = subprocess.run(["ps", "-o", "pid=,comm=", "-s", str(sid)],
+                             capture_output=True, text=True).stdout
+        for line in out.splitlines():
+            pid, comm = line.split(None, 1)
+            if comm.startswith("qemu-system"):
+                return int(pid)
+        time.sleep(0.5)
+    raise RuntimeError(f"no QEMU in session {sid} after {timeout} s")
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--qmp", required=True)
+    p.add_argument("--session", type=int, required=True)
+    p.add_argument("--label", default="B")
+    p.add_argument("--out", required=True)
+    p.add_argument("--every", type=float, default=60)
+    a = p.parse_args()
+    try:
+        pid = qemu_of_session(a.session)
+        q = Qmp(a.qmp)
+    except RuntimeError as e:
+        print(f"soak_sample: {e}", file=sys.stderr)
+        return 1
+    with open(a.out, "a") as out:
+        while True:
+            r = row(time.time(), a.label, 0, pid, q.cmd)
+            if r is None:
+                break
+            out.write(r + "\n")
+            out.flush()
+            time.sleep(a.every)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
