@@ -150,13 +150,23 @@ def num(r, k):
         return float(r[col[k]])
     except ValueError:
         return None
-print("#  min  QEMU  RSS MiB  fds thr  qps  mrs  mr-pages     tx-frames  timeouts retransmits")
-step = max(1, len(rows) // 26)
-for r in rows[::step] + ([rows[-1]] if (len(rows) - 1) % step else []):
-    print(f"# {(float(r[0]) - t0) / 60:4.0f}  {r[1]}#{r[2]:<3} {num(r, 'rss_kib') / 1024:8.1f} "
-          f"{r[col['fds']]:>4} {r[col['threads']]:>3} {r[col['qps']]:>4} {r[col['mrs']]:>4} "
-          f"{r[col['mr_pages']]:>9} {r[col['tx_frames']]:>13} {r[col['timeouts']]:>9} "
-          f"{r[col['retransmits']]:>11}")
+# one row per B sample (about 26 of them), A's nearest sample beside it
+print("#  min | B: RSS MiB  fds thr qps mrs   tx-frames timeouts retrans"
+      " | A: QEMU RSS MiB  fds thr timeouts retrans")
+rb = [r for r in rows if r[1] == "B"]
+ra = [r for r in rows if r[1] == "A"]
+step = max(1, len(rb) // 26)
+for r in rb[::step] + ([rb[-1]] if rb and (len(rb) - 1) % step else []):
+    a = min(ra, key=lambda x: abs(float(x[0]) - float(r[0]))) if ra else None
+    line = (f"# {(float(r[0]) - t0) / 60:4.0f} | {num(r, 'rss_kib') / 1024:12.1f} "
+            f"{r[col['fds']]:>4} {r[col['threads']]:>3} {r[col['qps']]:>3} "
+            f"{r[col['mrs']]:>3} {r[col['tx_frames']]:>11} "
+            f"{r[col['timeouts']]:>8} {r[col['retransmits']]:>7} |")
+    if a:
+        line += (f" #{a[2]:<3} {num(a, 'rss_kib') / 1024:8.1f} {a[col['fds']]:>4} "
+                 f"{a[col['threads']]:>3} {a[col['timeouts']]:>8} "
+                 f"{a[col['retransmits']]:>7}")
+    print(line)
 for label in ("A", "B"):
     mine = [r for r in rows if r[1] == label and float(r[0]) - t0 >= warm]
     for what in ("rss_kib", "fds"):
