@@ -88,6 +88,30 @@ void *rdma_rm_get(RdmaResources *rm, RdmaResType type, uint32_t handle)
     return t->slots[handle];
 }
 
+/* @qp's send queue has work: at the end of the list, once. */
+void rdma_rm_sq_mark(RdmaResources *rm, RdmaQp *qp)
+{
+    if (!qp->sq_pending) {
+        qp->sq_pending = true;
+        QTAILQ_INSERT_TAIL(&rm->sq_work, qp, sq_next);
+    }
+}
+
+/* The front-end takes up @qp's send queue (or the QP goes). */
+void rdma_rm_sq_unmark(RdmaResources *rm, RdmaQp *qp)
+{
+    if (qp->sq_pending) {
+        qp->sq_pending = false;
+        QTAILQ_REMOVE(&rm->sq_work, qp, sq_next);
+    }
+}
+
+/* The QP that has waited longest with work in its send queue, if any */
+RdmaQp *rdma_rm_sq_first(RdmaResources *rm)
+{
+    return QTAILQ_FIRST(&rm->sq_work);
+}
+
 bool rdma_rm_init(RdmaResources *rm, PCIDevice *pdev, RdmaBackend *be,
                   const RdmaDevLimits *limits, const RdmaFrontOps *fe,
                   void *fe_opaque, Error **errp)
@@ -106,6 +130,7 @@ bool rdma_rm_init(RdmaResources *rm, PCIDevice *pdev, RdmaBackend *be,
     int i;
 
     memset(rm, 0, sizeof(*rm));
+    QTAILQ_INIT(&rm->sq_work);
     rm->fe = fe;
     rm->fe_opaque = fe_opaque;
     rm->limits = *limits;
@@ -895,6 +920,7 @@ static void rdma_rm_free_qp(RdmaResources *rm, RdmaQp *qp)
     RdmaCq *scq = rdma_rm_get(rm, RDMA_RES_CQ, qp->send_cq_handle);
     RdmaCq *rcq = rdma_rm_get(rm, RDMA_RES_CQ, qp->recv_cq_handle);
 
+    rdma_rm_sq_unmark(rm, qp);
     rm->backend->ops->destroy_qp(rm->backend, qp);
     scq->refs--;
     rcq->refs--;
@@ -1642,6 +1668,7 @@ static const char *rdma_rm_restore_qp(RdmaResources *rm, RdmaQp *rec)
     qp = g_memdup2(rec, sizeof(*rec));
     qp->be = NULL;
     qp->sq_stalled = false;             /* the backend's state says */
+    qp->sq_pending = false;             /* marked below, once in the table */
     if (rm->backend->ops->create_qp(rm->backend, qp) < 0) {
         g_free(qp);
         return "backend refused the QP";
@@ -1654,6 +1681,9 @@ static const char *rdma_rm_restore_qp(RdmaResources *rm, RdmaQp *rec)
         ((RdmaSrq *)rdma_rm_get(rm, RDMA_RES_SRQ, qp->srq_handle))->refs++;
     }
     rdma_table_set(&rm->tables[RDMA_RES_QP], qp->handle, qp);
+    if (rec->sq_pending) {
+        rdma_rm_sq_mark(rm, qp);
+    }
     return NULL;
 }
 

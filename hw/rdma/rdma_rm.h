@@ -15,6 +15,7 @@
 #ifndef HW_RDMA_RDMA_RM_H
 #define HW_RDMA_RDMA_RM_H
 
+#include "qemu/queue.h"
 #include "rdma_utils.h"
 #include "rdma_wr.h"
 #include "migration/vmstate.h"
@@ -227,7 +228,9 @@ typedef struct RdmaQp {
     RdmaPageList ring;              /* state page, send pages, recv pages */
     RdmaQpAttr attr;
     bool sq_stalled;                /* backend holds a WR (RNR wait) */
-    bool sq_pending;                /* send queue has unprocessed work */
+    /* send queue has unprocessed work: on RdmaResources.sq_work */
+    bool sq_pending;
+    QTAILQ_ENTRY(RdmaQp) sq_next;   /* not migrated: sq_pending says */
     void *be;
 } RdmaQp;
 
@@ -372,6 +375,13 @@ typedef struct RdmaResources {
      * refuses until a load completes or the device is reset.
      */
     bool loading;
+    /*
+     * QPs whose send queue has work the front-end has not taken yet, in
+     * the order they got it (rdma_rm_sq_mark()): one list, not a walk over
+     * every QP slot for each doorbell, which with ten thousand QPs cost
+     * more than the work.
+     */
+    QTAILQ_HEAD(, RdmaQp) sq_work;
     RdmaRmMigration mig;
     uint64_t mr_serial;             /* the last RdmaMr.serial given */
     RdmaRmLive live;
@@ -434,6 +444,9 @@ typedef struct RdmaMrReq {
  * Errors are negative errno values; each failure is logged as a guest error
  * by the core with the reason, so callers only turn them into a status.
  */
+void rdma_rm_sq_mark(RdmaResources *rm, RdmaQp *qp);
+void rdma_rm_sq_unmark(RdmaResources *rm, RdmaQp *qp);
+RdmaQp *rdma_rm_sq_first(RdmaResources *rm);
 bool rdma_rm_init(RdmaResources *rm, PCIDevice *pdev, RdmaBackend *be,
                   const RdmaDevLimits *limits, const RdmaFrontOps *fe,
                   void *fe_opaque, Error **errp);

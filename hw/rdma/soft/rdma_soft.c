@@ -105,6 +105,7 @@ static void rdma_soft_destroy_qp(RdmaBackend *be, RdmaQp *qp)
     RdmaSoftQp *sqp = qp->be;
 
     trace_rdma_soft_destroy("qp", qp->handle);
+    rdma_soft_qp_undue(sqp);
     rdma_soft_req_flush(sqp, false);
     rdma_soft_resp_flush(sqp, false);
     timer_free(sqp->req.rnr_timer);
@@ -236,6 +237,7 @@ RdmaBackend *rdma_soft_backend_new(RdmaResources *rm, PCIDevice *pdev,
 
     s->be.ops = &rdma_soft_ops;
     s->be.rm = rm;
+    QTAILQ_INIT(&s->run_list);
     s->run_bh = qemu_bh_new_guarded(rdma_soft_run_bh, s,
                                       &DEVICE(pdev)->mem_reentrancy_guard);
     s->vm_state = qemu_add_vm_change_state_handler(rdma_soft_vm_state, s);

@@ -264,6 +264,9 @@ typedef struct RdmaSoftBacklogPkt {
 typedef struct RdmaSoftQp {
     RdmaSoft *soft;
     RdmaQp *qp;
+    /* something is due (req.due, req.timed_out, resp.due): on run_list */
+    bool queued;
+    QTAILQ_ENTRY(RdmaSoftQp) run_next;
     bool busy;                      /* counted in RdmaSoft.nbusy */
     uint32_t inflight;              /* counted in RdmaSoft.inflight */
     bool remote;                    /* RC: the peer is on the link */
@@ -350,6 +353,13 @@ struct RdmaSoft {
     bool port_warned;               /* said why there is no port */
     RdmaPortStats stats;            /* for query-pvrdma */
     QEMUBH *run_bh;                 /* packets due, under the guard */
+    /*
+     * The QPs with something due, in the order it became due
+     * (rdma_soft_qp_due()): the bottom half takes these, not a walk over
+     * every QP slot (ten thousand of them, for each packet burst).
+     */
+    QTAILQ_HEAD(, RdmaSoftQp) run_list;
+    uint32_t nrun;
     VMChangeStateEntry *vm_state;   /* stops the engine with the VM */
     uint32_t nbusy;                 /* QPs with WRs outstanding */
     /*
@@ -453,6 +463,8 @@ void rdma_soft_xmit(RdmaSoft *soft, const RdmaSoftPkt *pkt);
 void rdma_soft_receive(RdmaSoft *soft, const RdmaSoftPkt *pkt);
 bool rdma_soft_delivering(RdmaSoft *soft);
 void rdma_soft_run_bh(void *opaque);
+void rdma_soft_qp_due(RdmaSoftQp *sqp);
+void rdma_soft_qp_undue(RdmaSoftQp *sqp);
 void rdma_soft_recv_posted(RdmaBackend *be, RdmaQp *qp, RdmaSrq *srq);
 void rdma_soft_flush_qp(RdmaBackend *be, RdmaQp *qp);
 bool rdma_soft_payload_sgl(RdmaSoft *soft, const RdmaSoftPkt *pkt,

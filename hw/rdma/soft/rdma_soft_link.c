@@ -236,7 +236,7 @@ static void rdma_soft_req_go(RdmaSoftQp *sqp)
         if (!rdma_rm_budget_left(rm)) {
             if (!rdma_rm_stopping(rm)) {
                 sqp->req.due = true;
-                qemu_bh_schedule(sqp->soft->run_bh);
+                rdma_soft_qp_due(sqp);
             }
             return;
         }
@@ -256,7 +256,7 @@ static void rdma_soft_resp_go(RdmaSoftQp *sqp)
         if (!rdma_rm_budget_left(rm)) {
             if (!rdma_rm_stopping(rm)) {
                 r->due = true;
-                qemu_bh_schedule(sqp->soft->run_bh);
+                rdma_soft_qp_due(sqp);
             }
             return;
         }
@@ -267,31 +267,68 @@ static void rdma_soft_resp_go(RdmaSoftQp *sqp)
     } while (r->due);
 }
 
+/* @sqp has something due (a flag set): the run bottom half takes it up. */
+void rdma_soft_qp_due(RdmaSoftQp *sqp)
+{
+    RdmaSoft *soft = sqp->soft;
+
+    if (!sqp->queued) {
+        sqp->queued = true;
+        QTAILQ_INSERT_TAIL(&soft->run_list, sqp, run_next);
+        soft->nrun++;
+    }
+    qemu_bh_schedule(soft->run_bh);
+}
+
+/* Off the run list (taken up, or the QP goes). */
+void rdma_soft_qp_undue(RdmaSoftQp *sqp)
+{
+    if (sqp->queued) {
+        sqp->queued = false;
+        QTAILQ_REMOVE(&sqp->soft->run_list, sqp, run_next);
+        sqp->soft->nrun--;
+    }
+}
+
+/* The engine state of QP @h, if that QP is there. */
+static RdmaSoftQp *rdma_soft_run_qp(RdmaTable *t, uint32_t h)
+{
+    RdmaQp *qp = h < t->size ? t->slots[h] : NULL;
+
+    return qp ? qp->be : NULL;
+}
+
 void rdma_soft_run_bh(void *opaque)
 {
     RdmaSoft *soft = opaque;
     RdmaResources *rm = soft->be.rm;
     RdmaTable *t = &rm->tables[RDMA_RES_QP];
+    RdmaSoftQp *sqp;
 
     /* What is due waits for the VM to run (rdma_soft_vm_state()). */
     if (!runstate_is_running() || !rdma_rm_enter(rm)) {
         return;
     }
     rdma_soft_port_run(soft);
-    for (uint32_t h = 0; h < t->size; h++) {
-        RdmaQp *qp = t->slots[h];
-        RdmaSoftQp *sqp = qp ? qp->be : NULL;
+    /*
+     * The QPs due when this pass began (what becomes due during it, and a
+     * QP the budget stopped, are on the list again for the next pass).
+     */
+    for (uint32_t n = soft->nrun;
+         n > 0 && (sqp = QTAILQ_FIRST(&soft->run_list)); n--) {
+        uint32_t h = sqp->qp->handle;
 
-        if (sqp && sqp->resp.due) {
+        rdma_soft_qp_undue(sqp);
+        if (sqp->resp.due) {
             rdma_soft_resp_go(sqp);
         }
-        sqp = t->slots[h] ? ((RdmaQp *)t->slots[h])->be : NULL;
+        sqp = rdma_soft_run_qp(t, h);
         if (sqp && sqp->req.timed_out) {
             sqp->req.timed_out = false;
             rdma_soft_comp_timeout(sqp);
         }
         /* The QP may be gone: a READ response can fail its requester. */
-        sqp = t->slots[h] ? ((RdmaQp *)t->slots[h])->be : NULL;
+        sqp = rdma_soft_run_qp(t, h);
         if (sqp && sqp->req.due) {
             sqp->req.due = false;
             rdma_soft_req_go(sqp);

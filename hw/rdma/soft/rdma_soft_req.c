@@ -642,7 +642,7 @@ void rdma_soft_req_run(RdmaSoftQp *sqp)
         }
         if (rdma_soft_req_next(sqp) && !req->rnr_wait) {
             req->due = true;
-            qemu_bh_schedule(sqp->soft->run_bh);
+            rdma_soft_qp_due(sqp);
         }
         break;
     }
@@ -719,7 +719,7 @@ void rdma_soft_rnr_timer(void *opaque)
 
     sqp->req.rnr_wait = false;
     sqp->req.due = true;
-    qemu_bh_schedule(sqp->soft->run_bh);
+    rdma_soft_qp_due(sqp);
 }
 
 /*
@@ -896,7 +896,7 @@ void rdma_soft_req_go_back(RdmaSoftQp *sqp, uint32_t psn)
         sqp->soft->stats.retransmits++;
     }
     sqp->req.due = true;
-    qemu_bh_schedule(sqp->soft->run_bh);
+    rdma_soft_qp_due(sqp);
 }
 
 /* An acknowledgement or a response moved the window on: send on. */
@@ -904,7 +904,7 @@ void rdma_soft_req_kick(RdmaSoftQp *sqp)
 {
     if (sqp->remote && rdma_soft_req_next(sqp) && !sqp->req.rnr_wait) {
         sqp->req.due = true;
-        qemu_bh_schedule(sqp->soft->run_bh);
+        rdma_soft_qp_due(sqp);
     }
 }
 
@@ -914,5 +914,5 @@ void rdma_soft_retry_timer(void *opaque)
     RdmaSoftQp *sqp = opaque;
 
     sqp->req.timed_out = true;
-    qemu_bh_schedule(sqp->soft->run_bh);
+    rdma_soft_qp_due(sqp);
 }

@@ -392,7 +392,7 @@ static void rdma_soft_backlog_next(RdmaSoftQp *sqp)
     }
     if (!sqp->resp.read && !g_queue_is_empty(&sqp->backlog)) {
         sqp->resp.due = true;
-        qemu_bh_schedule(sqp->soft->run_bh);
+        rdma_soft_qp_due(sqp);
     }
 }
 
@@ -408,7 +408,7 @@ void rdma_soft_pace_timer(void *opaque)
     RdmaSoftQp *sqp = opaque;
 
     sqp->resp.due = true;
-    qemu_bh_schedule(sqp->soft->run_bh);
+    rdma_soft_qp_due(sqp);
 }
 
 /*
@@ -479,7 +479,7 @@ void rdma_soft_resp_run(RdmaSoftQp *sqp)
         r->read = false;
         if (!g_queue_is_empty(&sqp->backlog)) {
             r->due = true;              /* what waited for this READ */
-            qemu_bh_schedule(sqp->soft->run_bh);
+            rdma_soft_qp_due(sqp);
         }
     } else if (sqp->pace_ns && ++sqp->paced >= rdma_soft_pace_burst(sqp)) {
         sqp->paced = 0;                 /* a pause after a burst */
@@ -487,7 +487,7 @@ void rdma_soft_resp_run(RdmaSoftQp *sqp)
                   qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL) + sqp->pace_ns);
     } else {
         r->due = true;
-        qemu_bh_schedule(sqp->soft->run_bh);
+        rdma_soft_qp_due(sqp);
     }
     rdma_soft_xmit(sqp->soft, &pkt);
 }

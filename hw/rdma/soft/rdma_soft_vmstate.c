@@ -662,7 +662,7 @@ static void rdma_soft_mig_apply(RdmaSoft *soft, const RdmaSoftQpMig *m,
     rdma_soft_req_update(sqp, false);
     req->due = m->due;
     if (req->due || req->timed_out || sqp->resp.due) {
-        qemu_bh_schedule(soft->run_bh);
+        rdma_soft_qp_due(sqp);
     }
 }
 

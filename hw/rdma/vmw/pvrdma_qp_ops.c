@@ -302,7 +302,7 @@ static void pvrdma_process_sq(PvrdmaState *s, RdmaQp *qp)
     bool flushing;
     int ret;
 
-    qp->sq_pending = false;
+    rdma_rm_sq_unmark(&s->rm, qp);
     flushing = qp->attr.qp_state == RDMA_QPS_ERR ||
                qp->attr.qp_state == RDMA_QPS_SQE;
     if (qp->attr.qp_state != RDMA_QPS_RTS && !flushing) {
@@ -349,7 +349,7 @@ static void pvrdma_process_sq(PvrdmaState *s, RdmaQp *qp)
         s->backend->ops->post_send(s->backend, qp, &wr);
     }
     if (!rdma_rm_stopping(&s->rm)) {
-        qp->sq_pending = true;
+        rdma_rm_sq_mark(&s->rm, qp);       /* behind the others */
         qemu_bh_schedule(s->sq_bh);
     }
 }
@@ -357,28 +357,18 @@ static void pvrdma_process_sq(PvrdmaState *s, RdmaQp *qp)
 static void pvrdma_sq_bh(void *opaque)
 {
     PvrdmaState *s = opaque;
-    RdmaTable *t = &s->rm.tables[RDMA_RES_QP];
-    uint32_t h;
+    RdmaQp *qp;
 
     /* A stopped VM's send queues wait for it to run (pvrdma_sq_vm_state) */
     if (!runstate_is_running() || !rdma_rm_enter(&s->rm)) {
         return;
     }
-    for (h = 0; h < t->size && rdma_rm_budget_left(&s->rm); h++) {
-        RdmaQp *qp = t->slots[h];
-
-        if (qp && qp->sq_pending) {
-            pvrdma_process_sq(s, qp);
-        }
+    /* Each QP taken off the list; one the budget stopped goes back last. */
+    while (rdma_rm_budget_left(&s->rm) && (qp = rdma_rm_sq_first(&s->rm))) {
+        pvrdma_process_sq(s, qp);
     }
-    /* A QP the budget did not reach is still pending: another pass. */
-    for (; h < t->size && !rdma_rm_stopping(&s->rm); h++) {
-        RdmaQp *qp = t->slots[h];
-
-        if (qp && qp->sq_pending) {
-            qemu_bh_schedule(s->sq_bh);
-            break;
-        }
+    if (rdma_rm_sq_first(&s->rm) && !rdma_rm_stopping(&s->rm)) {
+        qemu_bh_schedule(s->sq_bh);     /* another pass */
     }
     rdma_rm_leave(&s->rm);
 }
@@ -387,7 +377,7 @@ static void pvrdma_kick_send(void *opaque, RdmaQp *qp)
 {
     PvrdmaState *s = opaque;
 
-    qp->sq_pending = true;
+    rdma_rm_sq_mark(&s->rm, qp);
     qemu_bh_schedule(s->sq_bh);
 }
 
@@ -703,15 +693,8 @@ void pvrdma_qp_ops_init(PvrdmaState *s)
 
 void pvrdma_qp_ops_post_load(PvrdmaState *s)
 {
-    RdmaTable *t = &s->rm.tables[RDMA_RES_QP];
-
-    for (uint32_t h = 0; h < t->size; h++) {
-        RdmaQp *qp = t->slots[h];
-
-        if (qp && qp->sq_pending) {
-            qemu_bh_schedule(s->sq_bh);
-            return;
-        }
+    if (rdma_rm_sq_first(&s->rm)) {
+        qemu_bh_schedule(s->sq_bh);
     }
 }
 
