@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # shellcheck shell=bash disable=SC2034   # val, alt, note, cell: for the caller
 #
-# Shared by the benchmarks (run-bench.sh, g2g-bench.sh): sourced, not run.
+# Shared by the benchmarks (run-bench.sh, g2g-bench.sh, loss-bench.sh,
+# qscale-bench.sh): sourced, not run.
 # They read perftest's output from the guests' console sections that
 # tests/guest/init writes for a server/client pair (--- server (exit N),
 # --- client (exit N), --- deadline:, --- end: ... client=S ...).
@@ -92,5 +93,21 @@ report_checks() {
         echo
         echo "runs without a figure:"
         printf '  %s\n' "${notes[@]}"
+    fi
+}
+
+# pair_bw DIR: the 64 KiB BW average of the client of two-guests.sh's run
+# in DIR (its first perftest pair over IPv4 GIDs), or why there is none
+pair_bw() {
+    local log=$1/joined-ipv4.log row
+    [ -f "$log" ] || { echo "no log"; return; }
+    if grep -q -- '--- deadline: \|timed-out=yes' "$log"; then
+        echo "did not finish"; return
+    fi
+    row=$(awk '/#bytes/ { on = 1; next } on && $1 == 65536 { print $4; exit }' "$log")
+    if [ -n "$row" ] && grep -q -- '--- client (exit 0)' "$log"; then
+        echo "$row"
+    else
+        echo failed
     fi
 }

@@ -52,20 +52,8 @@ guest=${2:?$usage}
 out=$(dirname "$guest")/bench/loss
 mkdir -p "$out"
 
-# The client's BW average of the run in @1, or why there is none.
-figure() {
-    local log=$1/joined-ipv4.log row
-    [ -f "$log" ] || { echo "no log"; return; }
-    if grep -q -- '--- deadline: \|timed-out=yes' "$log"; then
-        echo "did not finish"; return
-    fi
-    row=$(awk '/#bytes/ { on = 1; next } on && $1 == 65536 { print $4; exit }' "$log")
-    if [ -n "$row" ] && grep -q -- '--- client (exit 0)' "$log"; then
-        echo "$row"
-    else
-        echo failed
-    fi
-}
+# shellcheck source=lib.sh
+. "$here/lib.sh"
 
 # query-pvrdma's counter @2 of guest A, from two-guests.sh's TAP output @1.
 counter() {
@@ -86,7 +74,7 @@ for p in "${pair_list[@]}"; do
             --client-dev "$cdev" --server-dev "$sdev" --gids ipv4 \
             --timeout "$deadline" --lossy "24:$d:0:0:0" --log-dir "$dir" \
             --programs "ib_write_bw:65536:$iters" >"$dir.tap" 2>&1
-        bw[$p,$d]=$(figure "$dir")
+        bw[$p,$d]=$(pair_bw "$dir")
         tmo[$p,$d]=$(counter "$dir.tap" timeouts)
         rtx[$p,$d]=$(counter "$dir.tap" retransmits)
         echo "[loss-bench]   ${bw[$p,$d]} MB/s, $((SECONDS - start)) s; $(grep -m1 '^# relay:' "$dir.tap" | sed 's/^# //')"

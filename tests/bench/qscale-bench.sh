@@ -45,21 +45,8 @@ done
 out=$(dirname "$guest")/bench/qscale
 mkdir -p "$out"
 
-# figure DIR: the client's aggregate BW average of the run, or why none
-figure() {
-    local log=$1/joined-ipv4.log row
-    [ -f "$log" ] || { echo "no log"; return; }
-    if grep -q -- '--- deadline: \|timed-out=yes' "$log"; then
-        echo "did not finish"; return
-    fi
-    row=$(awk '/^--- client \(exit / { on = 1; next } /^--- / { on = 0 }
-               on && $1 == 65536 && NF >= 5 { print $4; exit }' "$log")
-    if [ -n "$row" ] && grep -q -- '--- client (exit 0)' "$log"; then
-        echo "$row"
-    else
-        echo "failed"
-    fi
-}
+# shellcheck source=lib.sh
+. "$here/lib.sh"
 
 echo "[qscale-bench] ib_write_bw 64 KiB, $total messages over all QPs, -q ${qps//,/ }, ${devs//,/ }; deadline $deadline s"
 for dev in ${devs//,/ }; do
@@ -73,7 +60,7 @@ for dev in ${devs//,/ }; do
             --client-dev "$dev" --server-dev "$dev" --gids ipv4 --timeout "$deadline" \
             --args "-q $q" --log-dir "$d" \
             --programs "ib_write_bw:65536:$n" >"$d.tap" 2>&1
-        bw=$(figure "$d")
+        bw=$(pair_bw "$d")
         ratio=-
         case $bw in
             [0-9]*)

@@ -38,7 +38,6 @@ under ib_write_bw.
 """
 
 import argparse
-import json
 import os
 import re
 import shutil
@@ -50,53 +49,12 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import soak_sample  # noqa: E402  (beside this file)
+from qmpclient import Qmp  # noqa: E402
 TOP = os.path.dirname(os.path.dirname(HERE))
 
 
 def say(msg):
     print(f"[migrate] {msg}", file=sys.stderr, flush=True)
-
-
-class Qmp:
-    """A QMP connection: one command at a time, events skipped."""
-
-    def __init__(self, path, timeout=60):
-        end = time.monotonic() + timeout
-        while True:
-            try:
-                self.sock = socket.socket(socket.AF_UNIX)
-                self.sock.connect(path)
-                break
-            except OSError:
-                self.sock.close()
-                if time.monotonic() > end:
-                    raise RuntimeError(f"no QMP socket at {path}")
-                time.sleep(0.05)
-        self.f = self.sock.makefile("rw")
-        self.f.readline()                       # greeting
-        self.cmd("qmp_capabilities")
-
-    def cmd(self, name, **args):
-        msg = {"execute": name}
-        if args:
-            msg["arguments"] = args
-        self.f.write(json.dumps(msg) + "\n")
-        self.f.flush()
-        while True:
-            line = self.f.readline()
-            if not line:
-                raise RuntimeError(f"QMP closed during {name}")
-            r = json.loads(line)
-            if "return" in r:
-                return r["return"]
-            if "error" in r:
-                raise RuntimeError(f"{name}: {r['error'].get('desc')}")
-
-    def close(self):
-        try:
-            self.sock.close()
-        except OSError:
-            pass
 
 
 class Peer:

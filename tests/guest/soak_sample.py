@@ -16,12 +16,12 @@ and query-pvrdma's objects in use and RoCE counters of its first device.
 """
 
 import argparse
-import json
 import os
-import socket
 import subprocess
 import sys
 import time
+
+from qmpclient import Qmp
 
 HEADER = ("t\tlabel\tqemu\tpid\trss_kib\tfds\tthreads\tpds\tcqs\tqps\tmrs"
           "\tmr_pages\tuser_contexts\ttx_frames\trx_frames\ttimeouts"
@@ -72,42 +72,6 @@ def row(t, label, idx, pid, cmd):
                      [str(v) for v in st] + device_stats(cmd))
 
 
-class Qmp:
-    """A QMP connection: one command at a time, events skipped."""
-
-    def __init__(self, path, timeout=120):
-        end = time.monotonic() + timeout
-        while True:
-            self.sock = socket.socket(socket.AF_UNIX)
-            try:
-                self.sock.connect(path)
-                break
-            except OSError:
-                self.sock.close()
-                if time.monotonic() > end:
-                    raise RuntimeError(f"no QMP socket at {path}")
-                time.sleep(0.2)
-        self.f = self.sock.makefile("rw")
-        self.f.readline()
-        self.cmd("qmp_capabilities")
-
-    def cmd(self, name, **args):
-        msg = {"execute": name}
-        if args:
-            msg["arguments"] = args
-        self.f.write(json.dumps(msg) + "\n")
-        self.f.flush()
-        while True:
-            line = self.f.readline()
-            if not line:
-                raise RuntimeError(f"QMP closed during {name}")
-            r = json.loads(line)
-            if "return" in r:
-                return r["return"]
-            if "error" in r:
-                raise RuntimeError(f"{name}: {r['error'].get('desc')}")
-
-
 def qemu_of_session(sid, timeout=120):
     """The pid of the QEMU in session sid (run-guest.sh's)."""
     end = time.monotonic() + timeout
@@ -132,7 +96,7 @@ def main():
     a = p.parse_args()
     try:
         pid = qemu_of_session(a.session)
-        q = Qmp(a.qmp)
+        q = Qmp(a.qmp, timeout=120, poll=0.2)
     except RuntimeError as e:
         print(f"soak_sample: {e}", file=sys.stderr)
         return 1
