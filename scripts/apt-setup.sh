@@ -83,7 +83,7 @@ for p in "$@"; do
     name=${p%%[/=]*}
     if ! dpkg-query -W -f='${Status}' "$name" 2>/dev/null | grep -q 'ok installed'; then
         missing+=("$p")
-    elif [ "$name" != "${p%%=*}" ] &&
+    elif [ "$p" != "${p%%=*}" ] &&      # PKG=VERSION: that version
          [ "$(dpkg-query -W -f='${Version}' "$name")" != "${p#*=}" ]; then
         missing+=("$p")
     fi
