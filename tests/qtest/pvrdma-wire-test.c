@@ -47,6 +47,7 @@ typedef struct Relay {
     int drop_every_b;               /* drop every Nth frame from B (0: no) */
     /* drop the next drop_b_left frames from B with BTH opcode drop_b_op */
     int drop_b_op, drop_b_left;
+    int hold_b;                     /* B's frames wait in the relay's socket */
     /* A's RDMA READ requests (IPv4): PSN and DMA length, in order */
     uint32_t read_psn[64], read_len[64];
     int nreads;                     /* written by the relay thread */
@@ -159,7 +160,7 @@ static gpointer relay_thread(gpointer opaque)
         struct pollfd p[2] = { { .fd = r->fd[0], .events = POLLIN },
                                { .fd = r->fd[1], .events = POLLIN } };
 
-        if (poll(p, 2, 10) <= 0) {
+        if (poll(p, qatomic_read(&r->hold_b) ? 1 : 2, 10) <= 0) {
             continue;
         }
         for (int from = 0; from < 2; from++) {
@@ -1355,6 +1356,71 @@ static void test_wire_duplicate_atomic_of_several(void)
 }
 
 /*
+ * An atomic and then a WRITE outstanding, local ACK timeout 4.2 ms: the
+ * atomic's answer comes at 3 ms, the WRITE's ACK is lost.  The answer is
+ * progress: the retransmission timer starts again from it, so at 5 ms
+ * nothing has timed out; the WRITE goes again at 7.2 ms.  Regression
+ * test: an atomic's answer completed its WR but neither restarted the
+ * timer nor set the retry counter back, so a QP that always had WRs
+ * outstanding timed out every ACK timeout whatever came back, a retry
+ * spent each time, and failed with RETRY_EXC_ERR after retry_cnt of them
+ * (make soak: ib_atomic_bw through a relay losing 1% of the frames,
+ * status 12 after 0.62 s, a timeout every 67 ms, the first PSN moving on).
+ */
+static void test_wire_atomic_answer_is_progress(void)
+{
+    PvQp *qa, *qb;
+    Link l = link_up_lossy(1, 0, 0, 0);
+    Relay *r = l.relay;
+    uint64_t counter = l.b->mem, old = l.a->mem;
+    uint64_t la = l.a->mem + PAGE, rb = l.b->mem + PAGE;
+    gint64 deadline;
+    PvrdmaSge s;
+
+    wire_pair_timeout(&l, &qa, &qb, 12, 10);            /* 4.2 ms */
+    fill(l.a, la, 512, 0x5a);
+    qtest_writeq(l.b->pv->qts, counter, 7);
+    qatomic_set(&r->hold_b, 1);
+    s = sge(old, 8, l.a->lkey);
+    post_send(l.a, qa, wqe_atomic(0xa0, PVRDMA_WR_ATOMIC_FETCH_AND_ADD,
+                                  counter, l.b->lkey, 1, 0), &s, 1);
+    s = sge(la, 512, l.a->lkey);
+    post_send(l.a, qa, wqe_rdma(0xa1, PVRDMA_WR_RDMA_WRITE,
+                                PVRDMA_SEND_SIGNALED, 1, rb, l.b->lkey),
+              &s, 1);
+    /* B answers both; its answers wait in the relay's socket */
+    deadline = g_get_monotonic_time() + 5 * G_USEC_PER_SEC;
+    while ((qtest_readq(l.b->pv->qts, counter) != 8 ||
+            qatomic_read(&r->from[0]) < 2) &&
+           g_get_monotonic_time() < deadline) {
+        g_usleep(1000);
+    }
+    g_assert_cmpuint(qtest_readq(l.b->pv->qts, counter), ==, 8);
+    g_usleep(100 * 1000);               /* and the WRITE's ACK */
+    qtest_clock_step(l.a->pv->qts, 3000 * 1000);        /* A at 3 ms */
+    r->drop_b_op = 0x11;                                /* the WRITE's ACK */
+    qatomic_set(&r->drop_b_left, 1);
+    qatomic_set(&r->hold_b, 0);
+    while (!pv_ring_count(l.a->pv, &l.a->scq->ring) &&
+           g_get_monotonic_time() < deadline) {
+        g_usleep(1000);
+    }
+    expect_rc_success(l.a, l.a->scq, 0xa0, PVRDMA_WC_FETCH_ADD, 8, qa);
+    g_assert_cmpuint(qtest_readq(l.a->pv->qts, old), ==, 7);
+    qtest_clock_step(l.a->pv->qts, 2000 * 1000);        /* A at 5 ms */
+    g_usleep(50 * 1000);
+    main_loop_run(l.a);
+    g_test_message("A at 5 ms, the atomic answered at 3 ms: %" PRIu64
+                   " timeouts", roce_stat(l.a, "timeouts"));
+    g_assert_cmpuint(roce_stat(l.a, "timeouts"), ==, 0);
+    wire_expect_send(&l, qa, 0xa1, PVRDMA_WC_RDMA_WRITE, 512);
+    g_assert_cmpint(qatomic_read(&r->drop_b_left), ==, 0);
+    g_assert_cmpuint(roce_stat(l.a, "timeouts"), ==, 1);
+    check_fill(l.b, rb, 512, 0x5a, 0);
+    link_down(&l);
+}
+
+/*
  * Two WRITEs in flight, the first one's ACK lost: the ACK of the second
  * completes both.  Regression test: an ACK counted only up to the PSN
  * the WR's own go-back had reached, so the first WR, whose packets were
@@ -2470,6 +2536,8 @@ int main(int argc, char **argv)
                    test_wire_flow_label_wider_than_20_bits);
     qtest_add_func("/pvrdma/wire/regression/duplicate-atomic-of-several",
                    test_wire_duplicate_atomic_of_several);
+    qtest_add_func("/pvrdma/wire/regression/atomic-answer-is-progress",
+                   test_wire_atomic_answer_is_progress);
     qtest_add_func("/pvrdma/wire/regression/ack-of-a-later-wr",
                    test_wire_ack_of_a_later_wr);
     qtest_add_func("/pvrdma/wire/regression/device-window-growing",

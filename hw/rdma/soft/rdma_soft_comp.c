@@ -275,10 +275,12 @@ static void rdma_soft_comp_response(RdmaSoftQp *sqp, RdmaSoftWqe *w,
         }
         if (st != RDMA_WC_SUCCESS) {
             rdma_soft_fail_wqe(sqp, w, st);
-        } else {
-            rdma_soft_rtt_answer(sqp, pkt->psn);
-            rdma_soft_complete_wqe(sqp, w, RDMA_WC_SUCCESS);
+            return;
         }
+        rdma_soft_rtt_answer(sqp, pkt->psn);
+        rdma_soft_complete_wqe(sqp, w, RDMA_WC_SUCCESS);
+        /* progress, as an ACK or a READ response is: timer and retries */
+        rdma_soft_retry_restart(sqp, true);
         return;
     }
     /* An ACK: the WR of its PSN and those before it are done. */
