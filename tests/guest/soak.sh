@@ -6,7 +6,7 @@
 #
 # Two guests (two-guests.sh --soak), each on -device pvrdma, linked through
 # tests/guest/relay.py with losses, run a cycle of programs again and again
-# for the set time: RC, UD and SRQ ping-pongs that check every buffer (-c),
+# for the set time: RC and SRQ ping-pongs that check every buffer (-c),
 # perftest's WRITE, READ, SEND and atomics, rping -V (each ping checked),
 # NVMe over RDMA writing and reading back 8 MiB with checksums, and 100
 # short RDMA-CM connections each with a checked message (cm-scale.c).  A
@@ -51,9 +51,10 @@ sample_every=60
 logdir=$top/build/soak
 build=()
 # The cycle.  ib_write_bw first and long enough for two migrations (at
-# 10 to 30 MB/s through the lossy relay, 10 to 30 s); the rest as lane two-guests runs them, with
+# 10 to 30 MB/s through the lossy relay, 10 to 30 s); no UD ping-pong
+# (unreliable: one lost message and it waits for its deadline); the rest as lane two-guests runs them, with
 # more iterations where a run is short.
-programs=ib_write_bw:65536:5000,ibv_rc_pingpong:4096:2000,ibv_ud_pingpong:512:2000,srq_pingpong:4096:2000,ib_read_bw:65536:2000,ib_send_bw:65536:2000,ib_atomic_bw::2000,rping:4096:200,nvmeof_rdma::2,cm_scale:100:200
+programs=ib_write_bw:65536:5000,ibv_rc_pingpong:4096:2000,srq_pingpong:4096:2000,ib_read_bw:65536:2000,ib_send_bw:65536:2000,ib_atomic_bw::2000,rping:4096:200,nvmeof_rdma::2,cm_scale:100:200
 while [ $# -gt 0 ]; do
     case $1 in
         --seconds) seconds=$2; shift 2 ;;
