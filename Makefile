@@ -27,8 +27,9 @@
 #                   link, guest A migrating every 5 minutes: ping-pongs,
 #                   perftest, rping, NVMe over RDMA and short RDMA-CM
 #                   connections in cycles, each checking its data; fails on
-#                   any failed program or QEMU RSS or descriptors growing
-#                   1% per hour after the warm-up (SOAK_ARGS: soak.sh's
+#                   any failed program or QEMU's own memory (RSS outside
+#                   guest RAM) or descriptors growing 1% per hour after
+#                   the warm-up (SOAK_ARGS: soak.sh's
 #                   options, e.g. "--migrate-every 120 --lossy 3:0.03:0:0:0")
 #   make bench-mr   cost of giving a 1 GiB guest MR to a host RDMA device
 #                   (host ranges for ibv_reg_mr; ibv_reg_mr in the host VM)
