@@ -1124,6 +1124,62 @@ static void test_wire_device_window(void)
 }
 
 /*
+ * Sixteen busy QPs, each with a WRITE of 192 packets through a link that
+ * loses nothing: each QP's share of the window is 4 packets, and it asks
+ * for an ACK once per share, not more.  Regression test: a QP asked with
+ * every packet that filled the window, and with many QPs busy the
+ * device's window was full nearly all the time: an ACK for two packets
+ * opened two places, the second packet filled the window again and
+ * asked.  ib_write_bw -q 16 between two guests had B send an ACK for 0.7
+ * of A's frames, and reached 0.40 of -q 1's rate (issue 24).
+ */
+static void test_wire_acks_many_qps(void)
+{
+    enum { NQP = 16, LEN = 192 * 1024 };
+    Link l = link_up_lossy(1, 0, 0, 0);
+    Relay *r = l.relay;
+    PvQp *qa[NQP], *qb[NQP];
+    uint32_t from_a, from_b;
+    gint64 deadline;
+    bool seen[NQP];
+    int done = 0;
+
+    for (int i = 0; i < NQP; i++) {
+        wire_pair_timeout(&l, &qa[i], &qb[i], 12, 10);
+    }
+    fill(l.a, l.a->mem, LEN, 0x3c);
+    from_a = qatomic_read(&r->from[0]);
+    from_b = qatomic_read(&r->from[1]);
+    for (int i = 0; i < NQP; i++) {
+        PvrdmaSge s = sge(l.a->mem, LEN, l.a->lkey);
+
+        post_send(l.a, qa[i], wqe_rdma(0xd00 + i, PVRDMA_WR_RDMA_WRITE,
+                                       PVRDMA_SEND_SIGNALED, 1,
+                                       l.b->mem, l.b->lkey), &s, 1);
+    }
+    /* on ACKs alone: no clock moves, no probe or timeout goes off */
+    deadline = g_get_monotonic_time() + 20 * G_USEC_PER_SEC;
+    memset(seen, 0, sizeof(seen));
+    while (done < NQP && g_get_monotonic_time() < deadline) {
+        if (take_write_cqe(&l, qa, NQP, 0xd00, LEN, seen)) {
+            done++;
+        } else {
+            g_usleep(1000);
+        }
+    }
+    g_assert_cmpint(done, ==, NQP);
+    from_a = qatomic_read(&r->from[0]) - from_a;
+    from_b = qatomic_read(&r->from[1]) - from_b;
+    g_test_message("%d QPs, %d packets each: A sent %u frames, B %u",
+                   NQP, LEN / 1024, from_a, from_b);
+    g_assert_cmpuint(from_a, ==, NQP * LEN / 1024);
+    /* an ACK per share of 4 packets, and a few more (the last ones) */
+    g_assert_cmpuint(from_b, <=, from_a / 3);
+    check_fill(l.b, l.b->mem, LEN, 0x3c, 0);
+    link_down(&l);
+}
+
+/*
  * QPs that become busy one after another, each with a 64-packet WRITE,
  * into a link that passes nothing: together they keep at most the
  * window on the link (64 packets, and one packet of each QP that had
@@ -2547,6 +2603,8 @@ int main(int argc, char **argv)
                    test_wire_atomic_answer_is_progress);
     qtest_add_func("/pvrdma/wire/regression/ack-of-a-later-wr",
                    test_wire_ack_of_a_later_wr);
+    qtest_add_func("/pvrdma/wire/regression/acks-many-qps",
+                   test_wire_acks_many_qps);
     qtest_add_func("/pvrdma/wire/regression/device-window-growing",
                    test_wire_device_window_growing);
     qtest_add_func("/pvrdma/wire/regression/read-answers-paced",

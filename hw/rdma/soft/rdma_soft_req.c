@@ -440,6 +440,28 @@ static bool rdma_soft_req_window_open(RdmaSoftQp *sqp, uint32_t last,
 }
 
 /*
+ * Is an ACK on its way for a packet @sqp sent before @psn and not yet
+ * acknowledged?  Then the packet that fills the window need not ask:
+ * that ACK opens it, and the next packet to fill it asks.  Asking at
+ * every fill made the ACKs dense: with many QPs busy the device's
+ * window is full nearly all the time, an ACK for two packets opened two
+ * places, the second filled the window again and asked, and sixteen QPs
+ * (ib_write_bw -q 16) asked for an ACK with 0.7 of their packets, the
+ * ACKs costing the two QEMUs nearly as much as the data.  After a
+ * go-back the packets before @psn went again without asking, and an ACK
+ * asked of their first sending may be lost: only an asked packet before
+ * @psn counts.
+ */
+static bool rdma_soft_req_ack_coming(RdmaSoftQp *sqp, uint32_t psn)
+{
+    RdmaSoftWqe *oldest = QTAILQ_FIRST(&sqp->req.wqes);
+    uint32_t asked = sqp->req.asked_psn;
+
+    return oldest && rdma_psn_diff(asked, oldest->ack_psn) >= 0 &&
+           rdma_psn_diff(asked, psn) < 0;
+}
+
+/*
  * The window of @sqp is closed for @pkt.  Normally a packet that asked
  * for an ACK is unacknowledged, and its ACK will open the window.  But a
  * QP's share shrinks when others become busy, and what it sent under the
@@ -552,8 +574,16 @@ static bool rdma_soft_req_build(RdmaSoftQp *sqp, RdmaSoftWqe *w,
         uint32_t half = MAX(rdma_soft_wire_window(sqp) / 2, 1);
 
         pkt->dest_qpn = qp->attr.dest_qp_num;
-        /* on the link, an ACK every half window keeps the window open */
-        pkt->ackreq = last || (sqp->remote && (idx + 1) % half == 0);
+        /*
+         * On the link, one busy QP asks for an ACK every half window, so
+         * that the window opens before it is spent.  With others busy
+         * their packets fill the link while it waits for its ACK, and it
+         * asks only with the packet that fills the window (a phase of
+         * its own: asking at both, sixteen QPs asked every second
+         * packet).
+         */
+        pkt->ackreq = last || (sqp->remote && sqp->soft->nbusy == 1 &&
+                               (idx + 1) % half == 0);
         rdma_soft_qp_address(sqp, pkt);
     }
     return true;
@@ -615,7 +645,8 @@ void rdma_soft_req_run(RdmaSoftQp *sqp)
                    !rdma_soft_req_may_ask(sqp, &pkt)) {
             break;                  /* an ACK or a response opens it */
         }
-        if (!rdma_soft_req_window_open(sqp, pkt.psn + npkts, false)) {
+        if (!rdma_soft_req_window_open(sqp, pkt.psn + npkts, false) &&
+            !rdma_soft_req_ack_coming(sqp, pkt.psn)) {
             pkt.ackreq = true;      /* it fills the window */
         }
         fresh = rdma_psn_diff(pkt.psn, req->sent_psn) >= 0;
