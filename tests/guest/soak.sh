@@ -36,6 +36,13 @@
 #   --programs LIST    the cycle, as two-guests.sh --programs (at most 19)
 #   --log-dir DIR      (default build/soak)
 #   --no-build         do not run build-guest.sh first
+#   --trace LIST       QEMU trace events every QEMU logs to DIR/qemu/trace.PID
+#                      (default: rdma_soft_timeout,rdma_soft_rc_refused,
+#                      rdma_soft_req_refused; '' for none): what a failed
+#                      program's QPs went through
+#
+# The soak runs a copy of QEMU in DIR/qemu: a rebuild during its hours
+# does not change the QEMU its migrations start.
 # Environment: QEMU, GUEST_DIR (as two-guests.sh).
 set -uo pipefail
 
@@ -52,6 +59,7 @@ warmup=
 sample_every=60
 logdir=$top/build/soak
 build=()
+trace=rdma_soft_timeout,rdma_soft_rc_refused,rdma_soft_req_refused
 # The cycle.  ib_write_bw first and long enough for two migrations (at
 # 10 to 30 MB/s through the lossy relay, 10 to 30 s); no UD ping-pong
 # (unreliable: one lost message and it waits for its deadline); the rest as lane two-guests runs them, with
@@ -67,6 +75,7 @@ while [ $# -gt 0 ]; do
         --programs) programs=$2; shift 2 ;;
         --log-dir) logdir=$2; shift 2 ;;
         --no-build) build=(--no-build); shift ;;
+        --trace) trace=$2; shift 2 ;;
         -h|--help) sed -n '/^# Usage/,/^set -uo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
         *) die "unknown option $1 (see --help)" ;;
     esac
@@ -77,6 +86,25 @@ done
 [ -n "$warmup" ] || warmup=$(( seconds / 4 < 1200 ? seconds / 4 : 1200 ))
 mkdir -p "$logdir" || die "cannot create $logdir"
 logdir=$(cd "$logdir" && pwd)
+
+case $trace in *[!a-z0-9_,*]*) die "--trace wants event names separated by commas" ;; esac
+qsrc=${QEMU:-$top/build/qemu/qemu-system-x86_64}
+[ -x "$qsrc" ] || die "no QEMU at $qsrc (make build)"
+rm -rf "$logdir/qemu"
+mkdir -p "$logdir/qemu" && cp "$qsrc" "$logdir/qemu/qemu-system-x86_64.bin" ||
+    die "cannot copy $qsrc to $logdir/qemu"
+# (firmware: tests/guest/lib.sh looks beside QEMU for its pc-bios)
+ln -s "$(cd "$(dirname "$qsrc")" && pwd)/pc-bios" "$logdir/qemu/pc-bios"
+{
+    echo '#!/bin/sh'
+    if [ -n "$trace" ]; then
+        echo "exec \"$logdir/qemu/qemu-system-x86_64.bin\" \"\$@\" -trace 'enable=${trace//,/\' -trace \'enable=}' -D \"$logdir/qemu/trace.\$\$\""
+    else
+        echo "exec \"$logdir/qemu/qemu-system-x86_64.bin\" \"\$@\""
+    fi
+} >"$logdir/qemu/qemu-system-x86_64"
+chmod +x "$logdir/qemu/qemu-system-x86_64"
+export QEMU=$logdir/qemu/qemu-system-x86_64
 
 mig=()
 [ "$mig_every" = 0 ] || mig=(--soak-migrate "$mig_every")
