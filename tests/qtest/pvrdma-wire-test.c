@@ -1124,59 +1124,78 @@ static void test_wire_device_window(void)
 }
 
 /*
- * Sixteen busy QPs, each with a WRITE of 192 packets through a link that
- * loses nothing: each QP's share of the window is 4 packets, and it asks
- * for an ACK once per share, not more.  Regression test: a QP asked with
- * every packet that filled the window, and with many QPs busy the
- * device's window was full nearly all the time: an ACK for two packets
- * opened two places, the second packet filled the window again and
- * asked.  ib_write_bw -q 16 between two guests had B send an ACK for 0.7
- * of A's frames, and reached 0.40 of -q 1's rate (issue 24).
+ * @nqp busy QPs, each with a WRITE of @len through a link that loses
+ * nothing, on ACKs alone (no clock moves: no probe or timeout goes off):
+ * all complete, B sent at most one ACK per @per of A's frames.
  */
-static void test_wire_acks_many_qps(void)
+static void acks_many_qps(int nqp, uint32_t len, uint32_t per)
 {
-    enum { NQP = 16, LEN = 192 * 1024 };
     Link l = link_up_lossy(1, 0, 0, 0);
     Relay *r = l.relay;
-    PvQp *qa[NQP], *qb[NQP];
+    g_autofree PvQp **qa = g_new0(PvQp *, nqp);
+    g_autofree PvQp **qb = g_new0(PvQp *, nqp);
+    g_autofree bool *seen = g_new0(bool, nqp);
     uint32_t from_a, from_b;
     gint64 deadline;
-    bool seen[NQP];
     int done = 0;
 
-    for (int i = 0; i < NQP; i++) {
+    for (int i = 0; i < nqp; i++) {
         wire_pair_timeout(&l, &qa[i], &qb[i], 12, 10);
     }
-    fill(l.a, l.a->mem, LEN, 0x3c);
+    fill(l.a, l.a->mem, len, 0x3c);
     from_a = qatomic_read(&r->from[0]);
     from_b = qatomic_read(&r->from[1]);
-    for (int i = 0; i < NQP; i++) {
-        PvrdmaSge s = sge(l.a->mem, LEN, l.a->lkey);
+    for (int i = 0; i < nqp; i++) {
+        PvrdmaSge s = sge(l.a->mem, len, l.a->lkey);
 
         post_send(l.a, qa[i], wqe_rdma(0xd00 + i, PVRDMA_WR_RDMA_WRITE,
                                        PVRDMA_SEND_SIGNALED, 1,
                                        l.b->mem, l.b->lkey), &s, 1);
     }
-    /* on ACKs alone: no clock moves, no probe or timeout goes off */
     deadline = g_get_monotonic_time() + 20 * G_USEC_PER_SEC;
-    memset(seen, 0, sizeof(seen));
-    while (done < NQP && g_get_monotonic_time() < deadline) {
-        if (take_write_cqe(&l, qa, NQP, 0xd00, LEN, seen)) {
+    while (done < nqp && g_get_monotonic_time() < deadline) {
+        if (take_write_cqe(&l, qa, nqp, 0xd00, len, seen)) {
             done++;
         } else {
             g_usleep(1000);
         }
     }
-    g_assert_cmpint(done, ==, NQP);
+    g_assert_cmpint(done, ==, nqp);
     from_a = qatomic_read(&r->from[0]) - from_a;
     from_b = qatomic_read(&r->from[1]) - from_b;
-    g_test_message("%d QPs, %d packets each: A sent %u frames, B %u",
-                   NQP, LEN / 1024, from_a, from_b);
-    g_assert_cmpuint(from_a, ==, NQP * LEN / 1024);
-    /* an ACK per share of 4 packets, and a few more (the last ones) */
-    g_assert_cmpuint(from_b, <=, from_a / 3);
-    check_fill(l.b, l.b->mem, LEN, 0x3c, 0);
+    g_test_message("%d QPs, %u packets each: A sent %u frames, B %u",
+                   nqp, len / 1024, from_a, from_b);
+    g_assert_cmpuint(from_a, ==, nqp * (len / 1024));
+    g_assert_cmpuint(from_b, <=, from_a / per);
+    check_fill(l.b, l.b->mem, len, 0x3c, 0);
     link_down(&l);
+}
+
+/*
+ * Sixteen busy QPs, a WRITE of 192 packets each: a QP asks for an ACK
+ * once per share of the window, not more (an ACK per share of 4
+ * packets, and a few more: the last ones).  Regression test: a QP asked
+ * with every packet that filled the window, and with many QPs busy the
+ * device's window was full nearly all the time: an ACK for two packets
+ * opened two places, the second packet filled the window again and
+ * asked.  ib_write_bw -q 16 between two guests had B send an ACK for
+ * 0.7 of A's frames, and reached 0.40 of -q 1's rate (issue 24).
+ */
+static void test_wire_acks_many_qps(void)
+{
+    acks_many_qps(16, 192 * 1024, 3);
+}
+
+/*
+ * 48 busy QPs, a WRITE of 64 packets each: more QPs than the window has
+ * shares of RDMA_SOFT_MIN_SHARE (16 packets), so they take turns, and
+ * ask an ACK per turn.  Regression test: the share was the window over
+ * the busy QPs, one packet each, and every packet asked for an ACK
+ * (ib_write_bw -q 64: 0.33 of -q 1's rate, issue 24).
+ */
+static void test_wire_acks_qps_take_turns(void)
+{
+    acks_many_qps(48, 64 * 1024, 6);
 }
 
 /*
@@ -2605,6 +2624,8 @@ int main(int argc, char **argv)
                    test_wire_ack_of_a_later_wr);
     qtest_add_func("/pvrdma/wire/regression/acks-many-qps",
                    test_wire_acks_many_qps);
+    qtest_add_func("/pvrdma/wire/regression/acks-qps-take-turns",
+                   test_wire_acks_qps_take_turns);
     qtest_add_func("/pvrdma/wire/regression/device-window-growing",
                    test_wire_device_window_growing);
     qtest_add_func("/pvrdma/wire/regression/read-answers-paced",

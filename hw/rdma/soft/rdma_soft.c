@@ -106,6 +106,7 @@ static void rdma_soft_destroy_qp(RdmaBackend *be, RdmaQp *qp)
 
     trace_rdma_soft_destroy("qp", qp->handle);
     rdma_soft_qp_undue(sqp);
+    rdma_soft_window_unwait(sqp);
     rdma_soft_req_flush(sqp, false);
     rdma_soft_resp_flush(sqp, false);
     timer_free(sqp->req.rnr_timer);
@@ -238,6 +239,7 @@ RdmaBackend *rdma_soft_backend_new(RdmaResources *rm, PCIDevice *pdev,
     s->be.ops = &rdma_soft_ops;
     s->be.rm = rm;
     QTAILQ_INIT(&s->run_list);
+    QTAILQ_INIT(&s->wait_list);
     s->run_bh = qemu_bh_new_guarded(rdma_soft_run_bh, s,
                                       &DEVICE(pdev)->mem_reentrancy_guard);
     s->vm_state = qemu_add_vm_change_state_handler(rdma_soft_vm_state, s);

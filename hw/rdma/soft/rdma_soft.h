@@ -240,6 +240,15 @@ typedef struct RdmaSoftResp {
 #define RDMA_SOFT_WIRE_WINDOW   (64 * KiB)
 
 /*
+ * A busy QP's share of the window is at least this: with more busy QPs
+ * than the window holds shares, they take turns (RdmaSoft.wait_list)
+ * rather than each sending a packet or two per round trip and asking an
+ * ACK for it (ib_write_bw -q 64: a share of one packet, an ACK for every
+ * packet, a third of -q 1's rate).
+ */
+#define RDMA_SOFT_MIN_SHARE     (RDMA_SOFT_WIRE_WINDOW / 4)
+
+/*
  * The tail probe goes off at least this long after the last answer
  * (rdma_soft_retry_restart()): a spurious probe costs a packet and an
  * ACK, but a QEMU on a busy host answers late now and then.
@@ -269,6 +278,14 @@ typedef struct RdmaSoftQp {
     QTAILQ_ENTRY(RdmaSoftQp) run_next;
     bool busy;                      /* counted in RdmaSoft.nbusy */
     uint32_t inflight;              /* counted in RdmaSoft.inflight */
+    /*
+     * On RdmaSoft.wait_list: the device's window stopped it.  @kicked:
+     * taken from that list, its turn with the window, until its share or
+     * the device's window stops it again (rdma_soft_req_device_open()).
+     */
+    bool waiting;
+    QTAILQ_ENTRY(RdmaSoftQp) wait_next;
+    bool kicked;
     bool remote;                    /* RC: the peer is on the link */
     RdmaSoftWqe *spare;             /* a completed WQE, for the next WR */
     RdmaSoftReq req;
@@ -369,6 +386,13 @@ struct RdmaSoft {
      * Derived, not migrated: a load counts its QPs again.
      */
     uint32_t inflight;
+    /*
+     * RC QPs with a peer on the link that the device's window stopped,
+     * in the order it did: each takes its turn when ACKs open the
+     * window (rdma_soft_window_kick()).  Derived, not migrated: a loaded
+     * QP with work is due, and waits again if the window stops it.
+     */
+    QTAILQ_HEAD(, RdmaSoftQp) wait_list;
     uint64_t backlog_bytes;         /* held by all QPs' backlogs */
     int32_t mig_n;                  /* records while saved or loaded */
     RdmaSoftQpMig *mig;
@@ -465,6 +489,8 @@ bool rdma_soft_delivering(RdmaSoft *soft);
 void rdma_soft_run_bh(void *opaque);
 void rdma_soft_qp_due(RdmaSoftQp *sqp);
 void rdma_soft_qp_undue(RdmaSoftQp *sqp);
+void rdma_soft_window_kick(RdmaSoft *soft);
+void rdma_soft_window_unwait(RdmaSoftQp *sqp);
 void rdma_soft_recv_posted(RdmaBackend *be, RdmaQp *qp, RdmaSrq *srq);
 void rdma_soft_flush_qp(RdmaBackend *be, RdmaQp *qp);
 bool rdma_soft_payload_sgl(RdmaSoft *soft, const RdmaSoftPkt *pkt,

@@ -334,6 +334,8 @@ void rdma_soft_run_bh(void *opaque)
             rdma_soft_req_go(sqp);
         }
     }
+    /* a QP whose turn came and that sent nothing passes it on */
+    rdma_soft_window_kick(soft);
     rdma_rm_leave(rm);
 }
 

@@ -215,7 +215,8 @@ static uint32_t rdma_soft_wire_window_full(RdmaSoftQp *sqp)
  */
 static uint32_t rdma_soft_wire_window(RdmaSoftQp *sqp)
 {
-    uint32_t share = RDMA_SOFT_WIRE_WINDOW / MAX(sqp->soft->nbusy, 1);
+    uint32_t share = MAX(RDMA_SOFT_WIRE_WINDOW / MAX(sqp->soft->nbusy, 1),
+                         RDMA_SOFT_MIN_SHARE);
 
     return MAX(share / rdma_soft_pmtu(sqp->qp), 1);
 }
@@ -241,9 +242,42 @@ void rdma_soft_req_account(RdmaSoftQp *sqp)
 {
     RdmaSoft *soft = sqp->soft;
     uint32_t n = rdma_soft_req_outstanding(sqp);
+    bool less = n < sqp->inflight;
 
     soft->inflight = soft->inflight - sqp->inflight + n;
     sqp->inflight = n;
+    if (less) {
+        rdma_soft_window_kick(soft);
+    }
+}
+
+/*
+ * The device's window has room for a share: the QP that has waited
+ * longest for it takes its turn (from the run bottom half; if it sends
+ * nothing, the end of that pass gives the turn to the next one).  Not
+ * for less than a share: with a turn per packet of room, 64 QPs (-q 64)
+ * each sent one packet per turn and asked an ACK for it.
+ */
+void rdma_soft_window_kick(RdmaSoft *soft)
+{
+    RdmaSoftQp *sqp = QTAILQ_FIRST(&soft->wait_list);
+
+    if (sqp && soft->inflight + rdma_soft_wire_window(sqp) <=
+               rdma_soft_wire_window_full(sqp)) {
+        rdma_soft_window_unwait(sqp);
+        sqp->kicked = true;
+        sqp->req.due = true;
+        rdma_soft_qp_due(sqp);
+    }
+}
+
+/* Off the device window's wait list (its turn came, or the QP goes). */
+void rdma_soft_window_unwait(RdmaSoftQp *sqp)
+{
+    if (sqp->waiting) {
+        sqp->waiting = false;
+        QTAILQ_REMOVE(&sqp->soft->wait_list, sqp, wait_next);
+    }
 }
 
 /*
@@ -408,6 +442,56 @@ uint64_t rdma_soft_req_step_bytes(RdmaSoftQp *sqp)
 }
 
 /*
+ * Within the window over the device, for a packet @own packets past
+ * @sqp's first unacknowledged one?  The window bounds the sum of all QPs'
+ * packets on the link (QPs that became busy one after another each took
+ * the share of their moment: 64 packets times the harmonic number of the
+ * QPs at once), and QPs the window stopped go first, in turn: a QP that
+ * has not just had its turn waits behind them (with more busy QPs than
+ * shares, those that had packets on the link kept the window between
+ * them, ACK after ACK).  A packet sent again after a go-back is on the
+ * window already: it goes without waiting (the lost packets of a QP that
+ * waited behind the others kept the window full, and it ran out of
+ * retries).
+ */
+static bool rdma_soft_req_device_open(RdmaSoftQp *sqp, uint32_t last,
+                                      int32_t own)
+{
+    RdmaSoft *soft = sqp->soft;
+
+    if (rdma_psn_diff(last, sqp->req.sent_psn) < 0) {
+        return true;                /* sent again: counted already */
+    }
+    if (!sqp->kicked && !QTAILQ_EMPTY(&soft->wait_list)) {
+        return false;
+    }
+    return soft->inflight - sqp->inflight + own <
+           rdma_soft_wire_window_full(sqp);
+}
+
+/*
+ * The window stopped @sqp before a packet whose PSNs end at @last (not
+ * an RDMA READ request: those have the whole window): its turn, if it
+ * had one, is over; if it was the device's window and not its share, it
+ * waits for a turn.
+ */
+static void rdma_soft_req_stopped(RdmaSoftQp *sqp, uint32_t last, bool read)
+{
+    RdmaSoftWqe *oldest = QTAILQ_FIRST(&sqp->req.wqes);
+    int32_t own;
+
+    sqp->kicked = false;
+    if (read || sqp->waiting || !oldest || !rdma_soft_wqe_started(oldest)) {
+        return;
+    }
+    own = rdma_psn_diff(last, oldest->ack_psn);
+    if (own < (int32_t)rdma_soft_wire_window(sqp)) {
+        sqp->waiting = true;
+        QTAILQ_INSERT_TAIL(&sqp->soft->wait_list, sqp, wait_next);
+    }
+}
+
+/*
  * May @sqp send a packet whose PSNs end at @last?  On the link only
  * within its window from its oldest unacknowledged PSN: its share, or
  * for an RDMA READ request (@read) the whole window.
@@ -426,17 +510,22 @@ static bool rdma_soft_req_window_open(RdmaSoftQp *sqp, uint32_t last,
         return rdma_psn_diff(last, oldest->ack_psn) <
                (int32_t)rdma_soft_wire_window_full(sqp);
     }
-    /*
-     * Within the QP's share, and within the window over the device (QPs
-     * that became busy one after another each took the share of their
-     * moment, the first ones more than the later shares: 64 packets times
-     * the harmonic number of the QPs at once); its first unacknowledged
-     * packet may always go.
-     */
     own = rdma_psn_diff(last, oldest->ack_psn);
     return own < (int32_t)rdma_soft_wire_window(sqp) &&
-           (own == 0 || sqp->soft->inflight - sqp->inflight + own <
-                        rdma_soft_wire_window_full(sqp));
+           rdma_soft_req_device_open(sqp, last, own);
+}
+
+/*
+ * The window is closed for a packet whose PSNs end at @last: is it the
+ * device's (@sqp's turn is over: what it sent must ask for an ACK) and
+ * not its own share (whose ACK opens it again)?
+ */
+static bool rdma_soft_req_share_open(RdmaSoftQp *sqp, uint32_t last)
+{
+    RdmaSoftWqe *oldest = QTAILQ_FIRST(&sqp->req.wqes);
+
+    return oldest && rdma_psn_diff(last, oldest->ack_psn) <
+                     (int32_t)rdma_soft_wire_window(sqp);
 }
 
 /*
@@ -474,8 +563,9 @@ static bool rdma_soft_req_may_ask(RdmaSoftQp *sqp, RdmaSoftPkt *pkt)
     RdmaSoftWqe *oldest = QTAILQ_FIRST(&sqp->req.wqes);
 
     if (pkt->opcode == RDMA_OPC_READ_REQUEST || !oldest ||
+        pkt->psn == oldest->ack_psn ||
         rdma_psn_diff(sqp->req.asked_psn, oldest->ack_psn) >= 0) {
-        return false;
+        return false;               /* nothing to ask for, or asked */
     }
     trace_rdma_soft_ask_over_window(sqp->qp->qpn, pkt->psn, oldest->ack_psn,
                                     rdma_soft_wire_window(sqp));
@@ -643,10 +733,13 @@ void rdma_soft_req_run(RdmaSoftQp *sqp)
         } else if (!rdma_soft_req_window_open(sqp, pkt.psn + npkts - 1,
                                               read) &&
                    !rdma_soft_req_may_ask(sqp, &pkt)) {
-            break;                  /* an ACK or a response opens it */
+            /* an ACK or a response opens it, or a turn comes */
+            rdma_soft_req_stopped(sqp, pkt.psn + npkts - 1, read);
+            break;
         }
         if (!rdma_soft_req_window_open(sqp, pkt.psn + npkts, false) &&
-            !rdma_soft_req_ack_coming(sqp, pkt.psn)) {
+            (!rdma_soft_req_ack_coming(sqp, pkt.psn) ||
+             rdma_soft_req_share_open(sqp, pkt.psn + npkts))) {
             pkt.ackreq = true;      /* it fills the window */
         }
         fresh = rdma_psn_diff(pkt.psn, req->sent_psn) >= 0;
@@ -810,8 +903,13 @@ void rdma_soft_retry_restart(RdmaSoftQp *sqp, bool progress)
         rdma_soft_req_account(sqp);
     }
     req->probe_due = false;
+    /*
+     * Nothing on the link (a WR's next packets wait for the window, say
+     * for a turn behind other QPs): nothing to time out.  The timer
+     * starts again with the next packet sent.
+     */
     if (!sqp->remote || !ns || !w || !rdma_soft_wqe_started(w) ||
-        req->rnr_wait) {
+        req->rnr_wait || !rdma_soft_req_outstanding(sqp)) {
         timer_del(req->retry_timer);
         return;
     }
