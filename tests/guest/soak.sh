@@ -98,7 +98,7 @@ ln -s "$(cd "$(dirname "$qsrc")" && pwd)/pc-bios" "$logdir/qemu/pc-bios"
 {
     echo '#!/bin/sh'
     if [ -n "$trace" ]; then
-        echo "exec \"$logdir/qemu/qemu-system-x86_64.bin\" \"\$@\" -trace 'enable=${trace//,/\' -trace \'enable=}' -D \"$logdir/qemu/trace.\$\$\""
+        echo "exec \"$logdir/qemu/qemu-system-x86_64.bin\" \"\$@\" -msg timestamp=on -trace 'enable=${trace//,/\' -trace \'enable=}' -D \"$logdir/qemu/trace.\$\$\""
     else
         echo "exec \"$logdir/qemu/qemu-system-x86_64.bin\" \"\$@\""
     fi
