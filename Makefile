@@ -28,7 +28,7 @@
 #                   perftest, rping, NVMe over RDMA and short RDMA-CM
 #                   connections in cycles, each checking its data; fails on
 #                   any failed program or QEMU's own memory (RSS outside
-#                   guest RAM) or descriptors growing 1% per hour after
+#                   guest RAM and TCG's code) or descriptors growing 1% per hour after
 #                   the warm-up (SOAK_ARGS: soak.sh's
 #                   options, e.g. "--migrate-every 120 --lossy 3:0.03:0:0:0")
 #   make bench-mr   cost of giving a 1 GiB guest MR to a host RDMA device

@@ -11,7 +11,9 @@
 # (a client program starts) and "GUEST-MARK: NAME held N" line (init's
 # cm_scale: N connections open), reads /proc/PID/smaps of the QEMU in
 # each session (run-guest.sh's, SID-A and SID-B) and splits its resident
-# memory into guest RAM (mappings of 256 MiB and more: the RAM block) and
+# memory into guest RAM (mappings of 256 MiB and more: the RAM block),
+# TCG's translated code (anonymous executable mappings: the code buffer,
+# which fills as the guest runs new code, for hours, up to its size) and
 # QEMU's own (everything else: heap, device state; the ring pages QEMU
 # maps are the guest's and count as guest RAM).  For each NAME with both
 # lines
@@ -44,25 +46,40 @@ def qemu_of(sid):
     return None
 
 
-def memory(pid):
-    """(own KiB, guest RAM KiB) resident, or None."""
-    own = ram = 0
-    big = False
+def memory_split(pid):
+    """(own KiB, guest RAM KiB, TCG code KiB) resident, or None."""
+    own = ram = tcg = 0
+    kind = None
     try:
         with open('/proc/%d/smaps' % pid) as f:
             for line in f:
-                if line[0] in '0123456789abcdef' and '-' in line.split()[0]:
-                    lo, hi = line.split()[0].split('-')
-                    big = int(hi, 16) - int(lo, 16) >= RAM_MIN
+                w = line.split()
+                if line[0] in '0123456789abcdef' and '-' in w[0]:
+                    lo, hi = w[0].split('-')
+                    name = w[5] if len(w) > 5 else ''
+                    if int(hi, 16) - int(lo, 16) >= RAM_MIN:
+                        kind = 'ram'
+                    elif 'x' in w[1] and (name == '' or 'tcg-jit' in name):
+                        kind = 'tcg'    # (split-wx hosts: a memfd)
+                    else:
+                        kind = 'own'
                 elif line.startswith('Rss:'):
-                    kb = int(line.split()[1])
-                    if big:
+                    kb = int(w[1])
+                    if kind == 'ram':
                         ram += kb
+                    elif kind == 'tcg':
+                        tcg += kb
                     else:
                         own += kb
-    except (OSError, ValueError):
+    except (OSError, ValueError, IndexError):
         return None
-    return own, ram
+    return own, ram, tcg
+
+
+def memory(pid):
+    """(own KiB, guest RAM KiB) resident, or None."""
+    m = memory_split(pid)
+    return m and m[:2]
 
 
 def main():

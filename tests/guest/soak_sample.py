@@ -12,8 +12,9 @@ the same rows for guest A, whose QEMUs come and go with its migrations.
 A row: tab-separated, the columns of HEADER: the time (seconds since the
 epoch, so that the rows of both guests line up), the label, the QEMU's index (0 for B; migrate.py's count for A),
 its pid, its resident memory (VmRSS, KiB) and that split as qemu-rss.py
-does into QEMU's own (outside the guest RAM block) and guest RAM the guest
-has touched, open file descriptors, threads,
+does into QEMU's own (outside the guest RAM block and TCG's code buffer),
+guest RAM the guest has touched and TCG's translated code, open file
+descriptors, threads,
 and query-pvrdma's objects in use and RoCE counters of its first device.
 """
 
@@ -33,7 +34,8 @@ _spec = importlib.util.spec_from_file_location(
 qemu_rss = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(qemu_rss)
 
-HEADER = ("t\tlabel\tqemu\tpid\trss_kib\town_kib\tram_kib\tfds\tthreads"
+HEADER = ("t\tlabel\tqemu\tpid\trss_kib\town_kib\tram_kib\ttcg_kib\tfds"
+          "\tthreads"
           "\tpds\tcqs\tqps\tmrs"
           "\tmr_pages\tuser_contexts\ttx_frames\trx_frames\ttimeouts"
           "\tretransmits\tseq_naks\tduplicates")
@@ -44,8 +46,9 @@ ROCE_KEYS = ("tx-frames", "rx-frames", "timeouts", "retransmits",
 
 
 def proc_stats(pid):
-    """(VmRSS, QEMU's own resident memory, guest RAM resident, all in KiB;
-    open fds, threads) of pid, or None once it is gone."""
+    """(VmRSS, QEMU's own resident memory, guest RAM resident, TCG code
+    resident, all in KiB; open fds, threads) of pid, or None once it is
+    gone."""
     try:
         rss = threads = 0
         with open(f"/proc/{pid}/status") as f:
@@ -55,8 +58,8 @@ def proc_stats(pid):
                 elif line.startswith("Threads:"):
                     threads = int(line.split()[1])
         fds = len(os.listdir(f"/proc/{pid}/fd"))
-        own, ram = qemu_rss.memory(pid)
-        return rss, own, ram, fds, threads
+        own, ram, tcg = qemu_rss.memory_split(pid)
+        return rss, own, ram, tcg, fds, threads
     except (OSError, ValueError, TypeError):
         return None
 
