@@ -19,9 +19,10 @@
 # the device's objects in use and RoCE counters).  Printed: per program its
 # runs and failures, a table of the samples, and per QEMU the growth of its
 # own memory (its RSS outside the guest RAM block, which the guest's own
-# use of its RAM does not move) and descriptors after the warm-up (a
-# least-squares line through the samples, in % of the mean per hour), and
-# of its whole RSS for information.  Passes when no program, guest or
+# use of its RAM does not move, and outside TCG's code buffer, which fills
+# for hours) and descriptors after the warm-up (a least-squares line
+# through the samples, in % of the mean per hour), and of its whole RSS
+# and TCG's code for information.  Passes when no program, guest or
 # migration failed and each judged growth is under 1% per hour.  Last line:
 # "soak: N passed, N failed".
 #
