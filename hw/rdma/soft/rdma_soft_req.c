@@ -470,6 +470,19 @@ static bool rdma_soft_req_device_open(RdmaSoftQp *sqp, uint32_t last,
 }
 
 /*
+ * The window is closed for a packet whose PSNs end at @last: is it the
+ * device's (@sqp's turn is over: what it sent must ask for an ACK) and
+ * not its own share (whose ACK opens it again)?
+ */
+static bool rdma_soft_req_share_open(RdmaSoftQp *sqp, uint32_t last)
+{
+    RdmaSoftWqe *oldest = QTAILQ_FIRST(&sqp->req.wqes);
+
+    return oldest && rdma_psn_diff(last, oldest->ack_psn) <
+                     (int32_t)rdma_soft_wire_window(sqp);
+}
+
+/*
  * The window stopped @sqp before a packet whose PSNs end at @last (not
  * an RDMA READ request: those have the whole window): its turn, if it
  * had one, is over; if it was the device's window and not its share, it
@@ -478,14 +491,12 @@ static bool rdma_soft_req_device_open(RdmaSoftQp *sqp, uint32_t last,
 static void rdma_soft_req_stopped(RdmaSoftQp *sqp, uint32_t last, bool read)
 {
     RdmaSoftWqe *oldest = QTAILQ_FIRST(&sqp->req.wqes);
-    int32_t own;
 
     sqp->kicked = false;
     if (read || sqp->waiting || !oldest || !rdma_soft_wqe_started(oldest)) {
         return;
     }
-    own = rdma_psn_diff(last, oldest->ack_psn);
-    if (own < (int32_t)rdma_soft_wire_window(sqp)) {
+    if (rdma_soft_req_share_open(sqp, last)) {
         sqp->waiting = true;
         QTAILQ_INSERT_TAIL(&sqp->soft->wait_list, sqp, wait_next);
     }
@@ -513,19 +524,6 @@ static bool rdma_soft_req_window_open(RdmaSoftQp *sqp, uint32_t last,
     own = rdma_psn_diff(last, oldest->ack_psn);
     return own < (int32_t)rdma_soft_wire_window(sqp) &&
            rdma_soft_req_device_open(sqp, last, own);
-}
-
-/*
- * The window is closed for a packet whose PSNs end at @last: is it the
- * device's (@sqp's turn is over: what it sent must ask for an ACK) and
- * not its own share (whose ACK opens it again)?
- */
-static bool rdma_soft_req_share_open(RdmaSoftQp *sqp, uint32_t last)
-{
-    RdmaSoftWqe *oldest = QTAILQ_FIRST(&sqp->req.wqes);
-
-    return oldest && rdma_psn_diff(last, oldest->ack_psn) <
-                     (int32_t)rdma_soft_wire_window(sqp);
 }
 
 /*
