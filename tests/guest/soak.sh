@@ -41,6 +41,13 @@
 #                      (default: rdma_soft_timeout,rdma_soft_rc_refused,
 #                      rdma_soft_req_refused; '' for none): what a failed
 #                      program's QPs went through
+#   --tb-size MIB      TCG's code buffer of every QEMU (-accel tcg,tb-size;
+#                      default 64; 0: TCG's own default, 1 GiB on 64-bit
+#                      hosts).  TCG keeps a node per translated block on
+#                      QEMU's heap until the buffer fills and is flushed;
+#                      a buffer that fills within the warm-up bounds that,
+#                      and what is left of QEMU's own memory is the rest
+#                      of QEMU's, the device's included
 #
 # The soak runs a copy of QEMU in DIR/qemu: a rebuild during its hours
 # does not change the QEMU its migrations start.
@@ -61,6 +68,7 @@ sample_every=60
 logdir=$top/build/soak
 build=()
 trace=rdma_soft_timeout,rdma_soft_rc_refused,rdma_soft_req_refused
+tb_size=64
 # The cycle.  ib_write_bw first and long enough for two migrations (at
 # 10 to 30 MB/s through the lossy relay, 10 to 30 s); no UD ping-pong
 # (unreliable: one lost message and it waits for its deadline); the rest as lane two-guests runs them, with
@@ -77,12 +85,13 @@ while [ $# -gt 0 ]; do
         --log-dir) logdir=$2; shift 2 ;;
         --no-build) build=(--no-build); shift ;;
         --trace) trace=$2; shift 2 ;;
+        --tb-size) tb_size=$2; shift 2 ;;
         -h|--help) sed -n '/^# Usage/,/^set -uo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
         *) die "unknown option $1 (see --help)" ;;
     esac
 done
-for v in "$seconds" "$mig_every" "$sample_every" ${warmup:+"$warmup"}; do
-    case $v in ''|*[!0-9]*) die "--seconds, --migrate-every, --warmup and --sample-every want numbers, got '$v'" ;; esac
+for v in "$seconds" "$mig_every" "$sample_every" "$tb_size" ${warmup:+"$warmup"}; do
+    case $v in ''|*[!0-9]*) die "--seconds, --migrate-every, --warmup, --sample-every and --tb-size want numbers, got '$v'" ;; esac
 done
 [ -n "$warmup" ] || warmup=$(( seconds / 4 < 1200 ? seconds / 4 : 1200 ))
 mkdir -p "$logdir" || die "cannot create $logdir"
@@ -98,6 +107,10 @@ mkdir -p "$logdir/qemu" && cp "$qsrc" "$logdir/qemu/qemu-system-x86_64.bin" ||
 ln -s "$(cd "$(dirname "$qsrc")" && pwd)/pc-bios" "$logdir/qemu/pc-bios"
 {
     echo '#!/bin/sh'
+    if [ "$tb_size" != 0 ]; then
+        # run-guest.sh's and migrate.py's "-accel tcg", with the buffer's size
+        echo 'prev=; for a; do shift; [ "$prev" = -accel ] && [ "$a" = tcg ] && a=tcg,tb-size='"$tb_size"'; set -- "$@" "$a"; prev=$a; done'
+    fi
     if [ -n "$trace" ]; then
         echo "exec \"$logdir/qemu/qemu-system-x86_64.bin\" \"\$@\" -msg timestamp=on -trace 'enable=${trace//,/\' -trace \'enable=}' -D \"$logdir/qemu/trace.\$\$\""
     else
@@ -109,7 +122,7 @@ export QEMU=$logdir/qemu/qemu-system-x86_64
 
 mig=()
 [ "$mig_every" = 0 ] || mig=(--soak-migrate "$mig_every")
-echo "# soak: $seconds s of cycles between two pvrdma guests, link $lossy (seed:drop:dup:reorder:delay), A migrating every ${mig_every} s (0: never), samples every $sample_every s, warm-up $warmup s; logs $logdir"
+echo "# soak: $seconds s of cycles between two pvrdma guests, link $lossy (seed:drop:dup:reorder:delay), A migrating every ${mig_every} s (0: never), samples every $sample_every s, warm-up $warmup s, TCG buffer ${tb_size} MiB (0: default); logs $logdir"
 echo "# cycle: ${programs//,/ }"
 start=$(date +%s)
 # (a progress line per cycle: the run takes hours)
@@ -187,8 +200,9 @@ def mib(r, k):
     v = num(r, k)
     return "-" if v is None else f"{v / 1024:.0f}"
 # one row per B sample (about 26 of them), A's nearest sample beside it
-print("#  min | B: RSS MiB  own  tcg  fds thr qps mrs   tx-frames timeouts"
-      " retrans | A: QEMU RSS MiB  own  tcg  fds thr timeouts retrans")
+print("#  min | B: RSS MiB  own  tcg   TBs fl  fds thr qps mrs   tx-frames"
+      " timeouts retrans | A: QEMU RSS MiB  own  tcg  fds thr timeouts"
+      " retrans")
 rb = [r for r in rows if r[1] == "B"]
 ra = [r for r in rows if r[1] == "A"]
 step = max(1, len(rb) // 26)
@@ -196,6 +210,8 @@ for r in rb[::step] + ([rb[-1]] if rb and (len(rb) - 1) % step else []):
     a = min(ra, key=lambda x: abs(float(x[0]) - float(r[0]))) if ra else None
     line = (f"# {(float(r[0]) - t0) / 60:4.0f} | {num(r, 'rss_kib') / 1024:12.1f} "
             f"{mib(r, 'own_kib'):>4} {mib(r, 'tcg_kib'):>4} "
+            f"{r[col['tbs']] if 'tbs' in col else '-':>5} "
+            f"{r[col['tb_flushes']] if 'tb_flushes' in col else '-':>2} "
             f"{r[col['fds']]:>4} {r[col['threads']]:>3} {r[col['qps']]:>3} "
             f"{r[col['mrs']]:>3} {r[col['tx_frames']]:>11} "
             f"{r[col['timeouts']]:>8} {r[col['retransmits']]:>7} |")

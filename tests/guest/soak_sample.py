@@ -15,7 +15,10 @@ its pid, its resident memory (VmRSS, KiB) and that split as qemu-rss.py
 does into QEMU's own (outside the guest RAM block and TCG's code buffer),
 guest RAM the guest has touched and TCG's translated code, open file
 descriptors, threads,
-and query-pvrdma's objects in use and RoCE counters of its first device.
+query-pvrdma's objects in use and RoCE counters of its first device, and
+TCG's translation blocks since its last flush and its flushes
+(x-query-jit): TCG keeps a tree node and hash entry per block on QEMU's
+heap, in QEMU's own memory, until the code buffer fills and is flushed.
 """
 
 import argparse
@@ -38,7 +41,7 @@ HEADER = ("t\tlabel\tqemu\tpid\trss_kib\town_kib\tram_kib\ttcg_kib\tfds"
           "\tthreads"
           "\tpds\tcqs\tqps\tmrs"
           "\tmr_pages\tuser_contexts\ttx_frames\trx_frames\ttimeouts"
-          "\tretransmits\tseq_naks\tduplicates")
+          "\tretransmits\tseq_naks\tduplicates\ttbs\ttb_flushes")
 
 DEVICE_KEYS = ("pds", "cqs", "qps", "mrs", "mr-pages", "user-contexts")
 ROCE_KEYS = ("tx-frames", "rx-frames", "timeouts", "retransmits",
@@ -79,13 +82,29 @@ def device_stats(cmd):
             [str(r.get(k, "-")) for k in ROCE_KEYS])
 
 
+def jit_stats(cmd):
+    """[TB count, TB flush count] of x-query-jit (TCG only), '-' for those
+    it could not give."""
+    try:
+        text = cmd("x-query-jit").get("human-readable-text", "")
+    except (RuntimeError, OSError, ValueError, AttributeError):
+        text = ""
+    found = {}
+    for line in text.splitlines():
+        for key in ("TB count", "TB flush count"):
+            if line.startswith(key + " "):
+                found[key] = line[len(key):].split()[0]
+    return [found.get("TB count", "-"), found.get("TB flush count", "-")]
+
+
 def row(t, label, idx, pid, cmd):
     """One row, or None when the QEMU is gone."""
     st = proc_stats(pid)
     if st is None:
         return None
     return "\t".join([f"{t:.0f}", label, str(idx), str(pid)] +
-                     [str(v) for v in st] + device_stats(cmd))
+                     [str(v) for v in st] + device_stats(cmd) +
+                     jit_stats(cmd))
 
 
 def qemu_of_session(sid, timeout=120):
