@@ -1245,6 +1245,67 @@ static void test_live_mr_pages_corrupt(void)
     dp_free(d);
 }
 
+/*
+ * A page list whose lowest and highest pages are one stretch of RAM is
+ * checked at the switch-over by one translation (rdma_pages_in_one_ram()),
+ * not page by page: B's staged list rewritten as a RAM page below the VGA
+ * window, a page of the option ROM (0xc0000, read-only) and then 62 of
+ * its own pages must still be refused, and the same list with a RAM page
+ * in the ROM's place taken.
+ */
+static void test_live_mr_pages_rom_inside(void)
+{
+    g_autofree char *path = g_strdup_printf("%s/live.mig", tmpdir);
+    g_autofree char *bad = g_strdup_printf("%s/live-rom.mig", tmpdir);
+    g_autofree char *uri = g_strdup_printf("file:%s", bad);
+    g_autofree uint8_t *buf = NULL;
+    uint64_t pa[4], pb[LIVE_B_PAGES];
+    uint32_t ra, rb, hc;
+    size_t len, ib, end;
+    PvQp *a, *b;
+    Dp *d;
+
+    if (skip_ibverbs()) {
+        return;
+    }
+    d = dp_new();
+    rc_pair(d, &a, &b, ACC_ALL, 1, 7);
+    buf = live_stream(d, path, &len, &ra, &rb, &hc, pa, pb);
+    ib = live_item(buf, len, LIVE_PAGES, rb >> 8, LIVE_B_PAGES);
+    g_assert_cmpuint(ib, !=, 0);
+    end = ib + 24 + 8 * (size_t)ldl_be_p(buf + ib + 20);   /* after its runs */
+    g_assert_cmpuint(end, <=, len);
+
+    for (int v = 0; v < 2; v++) {
+        g_autoptr(GByteArray) m = g_byte_array_new();
+        g_autofree char *err = NULL;
+        uint8_t runs[4 + 3 * 8];
+        QTestState *dst;
+        bool ok;
+
+        stl_be_p(runs, 3);
+        stq_be_p(runs + 4, 0x1000);
+        stq_be_p(runs + 12, v ? 0x2000 : 0xc0000);
+        stq_be_p(runs + 20, pb[0] | (LIVE_B_PAGES - 3));
+        g_byte_array_append(m, buf, ib + 20);
+        g_byte_array_append(m, runs, sizeof(runs));
+        g_byte_array_append(m, buf + end, len - end);
+        g_assert_true(g_file_set_contents(bad, (char *)m->data, m->len,
+                                          NULL));
+        dst = pv_qemu_start(" -incoming defer");
+        qtest_qmp_assert_success(dst, "{ 'execute': 'migrate-incoming', "
+                                 "'arguments': { 'uri': %s, "
+                                 "'exit-on-error': false } }", uri);
+        ok = mig_finish(dst, &err);
+        g_test_message("%s page inside: %s", v ? "RAM" : "ROM",
+                       ok ? "taken" : err);
+        g_assert_cmpint(ok, ==, v == 1);
+        qtest_qmp_assert_success(dst, "{ 'execute': 'query-pvrdma' }");
+        qtest_quit(dst);
+    }
+    dp_free(d);
+}
+
 /* Wait for job @id of @qts to conclude; true if it had no error. */
 static bool job_done(QTestState *qts, const char *id)
 {
@@ -1921,6 +1982,8 @@ int main(int argc, char **argv)
     qtest_add_func("/pvrdma/migration/live-mr-pages", test_live_mr_pages);
     qtest_add_func("/pvrdma/migration/live-mr-pages-inline",
                    test_live_mr_pages_inline);
+    qtest_add_func("/pvrdma/migration/live-mr-pages-rom-inside",
+                   test_live_mr_pages_rom_inside);
     qtest_add_func("/pvrdma/migration/live-mr-pages-corrupt",
                    test_live_mr_pages_corrupt);
     qtest_add_func("/pvrdma/migration/regression/audit3-m2-started-wr-opcode",
