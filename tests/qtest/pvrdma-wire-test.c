@@ -2433,6 +2433,100 @@ static void test_wire_read_answers_paced(void)
     peer_down(&p);
 }
 
+/*
+ * Migrate the peer's B to a new QEMU on this machine, which listens on a
+ * new port and sends to the peer's socket as the old one did.
+ */
+static void peer_migrate(Peer *p)
+{
+    g_autofree char *dir = g_dir_make_tmp("pvrdma-wire-XXXXXX", NULL);
+    g_autofree char *uri = g_strdup_printf("unix:%s/mig.sock", dir);
+    g_autofree char *sock = g_strdup_printf("%s/mig.sock", dir);
+    g_autofree char *nic = link_nic(mac_b);
+    g_autofree char *netdev = NULL;
+    g_autofree char *extra = NULL;
+    struct sockaddr_in sa;
+    socklen_t len = sizeof(sa);
+    int port = free_udp_port();
+    QTestState *dst;
+
+    g_assert_cmpint(getsockname(p->fd, (struct sockaddr *)&sa, &len), ==, 0);
+    netdev = link_netdev(port, ntohs(sa.sin_port));
+    extra = g_strdup_printf("%s -incoming defer", netdev);
+    dst = pv_qemu_start_nic(nic, extra);
+    qtest_qmp_assert_success(dst, "{ 'execute': 'migrate-incoming', "
+                             "'arguments': { 'uri': %s } }", uri);
+    qtest_qmp_assert_success(p->b->pv->qts, "{ 'execute': 'migrate', "
+                             "'arguments': { 'uri': %s } }", uri);
+    mig_wait(p->b->pv->qts);
+    mig_wait(dst);
+    qtest_quit(p->b->pv->qts);
+    pv_move(p->b->pv, dst);
+    p->port_b = port;
+    unlink(sock);
+    rmdir(dir);
+}
+
+/*
+ * The responder's rings migrate with its QP: B executes two atomics and
+ * a READ of the peer's, moves to a new QEMU, and answers the peer's
+ * duplicates of them from what it kept (IB 9.7.5.1.1, 9.7.5.1.2): each
+ * atomic's original value again, the counter not added to a second
+ * time, the READ's responses again.  The atomic results and READ
+ * resources travel as arrays the QP's record points to (only those
+ * kept), so this checks that they arrive where the responder looks.
+ */
+static void test_wire_migration_responder_rings(void)
+{
+    Peer p = peer_up();
+    uint32_t peer_qpn = PEER_QPN + 0x40;
+    PvQp *qp = peer_qp(&p, peer_qpn, ACC_ALL);
+    PeerFrame f[3] = {
+        { FETCH_ADD, .psn = EPSN, .va = 0x200, .swap_add = 1 },
+        { FETCH_ADD, .psn = EPSN + 1, .va = 0x200, .swap_add = 0x100 },
+        { READ_REQ, .psn = EPSN + 2, .va = 0x1000, .dma_len = 3000 },
+    };
+    PeerReply a[16];
+    int n;
+
+    qtest_writeq(p.b->pv->qts, p.b->mem + 0x200, 0x10);
+    fill(p.b, p.b->mem + 0x1000, 3000, 0x6c);
+    for (int round = 0; round < 2; round++) {
+        if (round) {
+            peer_migrate(&p);
+        }
+        for (int i = 0; i < 3; i++) {
+            f[i].dqpn = qp->qpn;
+            peer_send(&p, &f[i]);
+        }
+        n = resp_row_answers(&p, peer_qpn, a, ARRAY_SIZE(a));
+        for (int i = 0; i < n; i++) {
+            g_test_message("%s: opcode 0x%02x psn 0x%06x orig 0x%" PRIx64
+                           " payload %u", round ? "after migration" : "first",
+                           a[i].opcode, a[i].psn, a[i].orig, a[i].paylen);
+        }
+        /* two atomic answers, then the READ's 3 responses (MTU 1024) */
+        g_assert_cmpint(n, ==, 5);
+        g_assert_cmpint(a[0].opcode, ==, 0x12);
+        g_assert_cmpuint(a[0].psn, ==, EPSN);
+        g_assert_cmphex(a[0].orig, ==, 0x10);
+        g_assert_cmpint(a[1].opcode, ==, 0x12);
+        g_assert_cmpuint(a[1].psn, ==, EPSN + 1);
+        g_assert_cmphex(a[1].orig, ==, 0x11);
+        for (int i = 2; i < 5; i++) {
+            g_assert_cmpint(a[i].opcode, >=, 0x0d);
+            g_assert_cmpint(a[i].opcode, <=, 0x10);
+            g_assert_cmpuint(a[i].psn, ==, EPSN + i);
+        }
+        g_assert_cmpuint(a[2].paylen + a[3].paylen + a[4].paylen, ==, 3000);
+        g_assert_cmphex(qtest_readq(p.b->pv->qts, p.b->mem + 0x200), ==,
+                        0x111);
+        g_assert_cmpuint(qp_state(p.b, qp), ==, PVRDMA_QPS_RTS);
+    }
+    g_assert_cmpuint(roce_stat(p.b, "duplicates"), >, 0);
+    peer_down(&p);
+}
+
 static void test_wire_dup_read(void)
 {
     resp_rows_tagged("(H1)");
@@ -2640,6 +2734,8 @@ int main(int argc, char **argv)
                    test_wire_stream_nodelay);
     qtest_add_func("/pvrdma/wire/regression/stopped-vm-takes-no-frames",
                    test_wire_stopped_vm_takes_no_frames);
+    qtest_add_func("/pvrdma/wire/migration/responder-rings",
+                   test_wire_migration_responder_rings);
     qtest_add_func("/pvrdma/wire/responder-table",
                    test_wire_responder_table);
     qtest_add_func("/pvrdma/wire/regression/audit3-h1-duplicate-read",

@@ -52,6 +52,9 @@ static int rdma_soft_create_qp(RdmaBackend *be, RdmaQp *qp)
 
     sqp->soft = container_of(be, RdmaSoft, be);
     sqp->qp = qp;
+    sqp->resp.rwqe = &sqp->store.rwqe;
+    sqp->resp.atomic = sqp->store.atomic;
+    sqp->resp.res = sqp->store.res;
     QTAILQ_INIT(&sqp->req.wqes);
     g_queue_init(&sqp->backlog);
     sqp->req.rnr_timer = timer_new_ns(QEMU_CLOCK_VIRTUAL,

@@ -194,6 +194,17 @@ typedef struct RdmaSoftResp {
     uint8_t atomic_next;            /* the slot the next one takes */
     uint8_t nres;                   /* READs kept in res[] */
     uint8_t res_next;               /* the slot the next one takes */
+    /*
+     * The receive WQE and the two rings are in RdmaSoftRespStore (the
+     * QP's @store): the responder's state is then a few words, which its
+     * migration record copies (RdmaSoftQpMig), not 6 KiB per QP.
+     */
+    RdmaRecvWr *rwqe;
+    RdmaSoftAtomicRes *atomic;
+    RdmaSoftReadRes *res;
+} RdmaSoftResp;
+
+typedef struct RdmaSoftRespStore {
     RdmaRecvWr rwqe;                /* 1 KiB the hot path never reads */
     /*
      * The last RDMA_SOFT_RD_ATOM atomics executed, a ring filled from
@@ -208,7 +219,7 @@ typedef struct RdmaSoftResp {
      * resources.
      */
     RdmaSoftReadRes res[RDMA_SOFT_RD_ATOM];
-} RdmaSoftResp;
+} RdmaSoftRespStore;
 
 /*
  * Requests from the link that arrived while the responder was answering
@@ -290,6 +301,7 @@ typedef struct RdmaSoftQp {
     RdmaSoftWqe *spare;             /* a completed WQE, for the next WR */
     RdmaSoftReq req;
     RdmaSoftResp resp;
+    RdmaSoftRespStore store;        /* what @resp's pointers point at */
     GQueue backlog;                 /* RdmaSoftBacklogPkt */
     /*
      * Pacing of the responder's READ answers on the link: after a burst
@@ -328,7 +340,11 @@ typedef struct RdmaSoftQpMig {
     bool timed_out;
     bool gap_retry;
     uint32_t nwqe;                  /* its records in RdmaSoft.mig_wqe */
-    /* responder (resp.rwqe: in RdmaSoft.mig_rwqe when has_rwqe) */
+    /*
+     * The responder.  resp.rwqe is NULL (the WQE is in RdmaSoft.mig_rwqe
+     * when has_rwqe); resp.atomic and resp.res are the record's own
+     * copies of the kept entries, natomic and nres of them (or NULL).
+     */
     RdmaSoftResp resp;
 } RdmaSoftQpMig;
 
@@ -395,6 +411,7 @@ struct RdmaSoft {
     QTAILQ_HEAD(, RdmaSoftQp) wait_list;
     uint64_t backlog_bytes;         /* held by all QPs' backlogs */
     int32_t mig_n;                  /* records while saved or loaded */
+    bool mig_loading;               /* between pre_load and post_load */
     RdmaSoftQpMig *mig;
     int32_t mig_nwqe;
     RdmaSoftWqeMig *mig_wqe;

@@ -138,7 +138,7 @@ static int rdma_soft_take_rwqe(RdmaSoftQp *sqp)
     if (r->has_rwqe) {
         return 0;
     }
-    ret = rm->fe->next_recv(rm->fe_opaque, sqp->qp, &r->rwqe);
+    ret = rm->fe->next_recv(rm->fe_opaque, sqp->qp, r->rwqe);
     if (ret == -EAGAIN) {
         return -1;
     }
@@ -184,8 +184,8 @@ static void rdma_soft_resp_recv_data(RdmaSoftQp *sqp, const RdmaSoftPkt *pkt,
         return;
     }
     /* The WQE's SGEs again at every packet: the guest may change MRs. */
-    wc.status = rdma_soft_local_sgl(rm, qp->pd_handle, r->rwqe.sge,
-                                    r->rwqe.num_sge, RDMA_ACCESS_LOCAL_WRITE,
+    wc.status = rdma_soft_local_sgl(rm, qp->pd_handle, r->rwqe->sge,
+                                    r->rwqe->num_sge, RDMA_ACCESS_LOCAL_WRITE,
                                     &rsgl);
     if (wc.status == RDMA_WC_SUCCESS && rsgl.total < hdr + placed + paylen) {
         wc.status = RDMA_WC_LOC_LEN_ERR;
@@ -224,7 +224,7 @@ static void rdma_soft_resp_recv_data(RdmaSoftQp *sqp, const RdmaSoftPkt *pkt,
     r->has_rwqe = false;
     r->msg = RDMA_MSG_NONE;
     r->off = 0;
-    rdma_soft_complete_recv(rm, qp, &r->rwqe, &wc, pkt->se);
+    rdma_soft_complete_recv(rm, qp, r->rwqe, &wc, pkt->se);
     if (wc.status != RDMA_WC_SUCCESS && !ud) {
         rdma_soft_nak(sqp, pkt->psn, wc.status == RDMA_WC_LOC_LEN_ERR ?
                       RDMA_NAK_INV_REQ : RDMA_NAK_REM_OP, RDMA_EVENT_NONE);
@@ -879,7 +879,7 @@ void rdma_soft_resp_flush(RdmaSoftQp *sqp, bool complete)
                       .opcode = RDMA_WC_RECV };
 
         r->has_rwqe = false;
-        rdma_soft_complete_recv(sqp->soft->be.rm, sqp->qp, &r->rwqe, &wc,
+        rdma_soft_complete_recv(sqp->soft->be.rm, sqp->qp, r->rwqe, &wc,
                                 false);
     }
     r->has_rwqe = false;

@@ -177,6 +177,23 @@ static const VMStateInfo vmstate_info_rdma_soft_res_next = {
     .put = rdma_soft_mig_put_byte,
 };
 
+/*
+ * VMSTATE_STRUCT_VARRAY_UINT8 for an array the record points to, which a
+ * load allocates for the count it read (checked before, as the ring's
+ * next slot is read).  The stream is the same as for an array in the
+ * record.
+ */
+#define RDMA_VMSTATE_STRUCT_VARRAY_ALLOC_UINT8(_field, _state, _num,      \
+                                               _vmsd, _type) {            \
+    .name       = (stringify(_field)),                                    \
+    .version_id = 0,                                                      \
+    .num_offset = vmstate_offset_value(_state, _num, uint8_t),            \
+    .size       = sizeof(_type),                                          \
+    .vmsd       = &(_vmsd),                                               \
+    .flags      = VMS_STRUCT | VMS_VARRAY_UINT8 | VMS_POINTER | VMS_ALLOC, \
+    .offset     = vmstate_offset_pointer(_state, _field, _type),          \
+}
+
 RDMA_MIG_ZERO(RdmaSoftQpMig)
 
 static const VMStateDescription vmstate_rdma_soft_qp = {
@@ -221,16 +238,17 @@ static const VMStateDescription vmstate_rdma_soft_qp = {
         VMSTATE_SINGLE(resp.atomic_next, RdmaSoftQpMig, 0,
                        vmstate_info_rdma_soft_atomic_next, uint8_t),
         /* filled from slot 0: the first natomic slots are the kept ones */
-        VMSTATE_STRUCT_VARRAY_UINT8(resp.atomic, RdmaSoftQpMig,
-                                    resp.natomic, 0,
-                                    vmstate_rdma_soft_atomic,
-                                    RdmaSoftAtomicRes),
+        RDMA_VMSTATE_STRUCT_VARRAY_ALLOC_UINT8(resp.atomic, RdmaSoftQpMig,
+                                               resp.natomic,
+                                               vmstate_rdma_soft_atomic,
+                                               RdmaSoftAtomicRes),
         VMSTATE_UINT8(resp.nres, RdmaSoftQpMig),
         VMSTATE_SINGLE(resp.res_next, RdmaSoftQpMig, 0,
                        vmstate_info_rdma_soft_res_next, uint8_t),
-        VMSTATE_STRUCT_VARRAY_UINT8(resp.res, RdmaSoftQpMig, resp.nres, 0,
-                                    vmstate_rdma_soft_read_res,
-                                    RdmaSoftReadRes),
+        RDMA_VMSTATE_STRUCT_VARRAY_ALLOC_UINT8(resp.res, RdmaSoftQpMig,
+                                               resp.nres,
+                                               vmstate_rdma_soft_read_res,
+                                               RdmaSoftReadRes),
         VMSTATE_END_OF_LIST()
     },
 };
@@ -272,7 +290,12 @@ static const VMStateDescription vmstate_rdma_soft_rwqe = {
 
 static void rdma_soft_mig_free(RdmaSoft *soft)
 {
+    for (int32_t i = 0; soft->mig && i < soft->mig_n; i++) {
+        g_free(soft->mig[i].resp.atomic);
+        g_free(soft->mig[i].resp.res);
+    }
     g_free(soft->mig);
+    soft->mig_loading = false;
     g_free(soft->mig_wqe);
     g_free(soft->mig_rwqe);
     soft->mig = NULL;
@@ -310,6 +333,11 @@ static void rdma_soft_mig_save_qp(RdmaSoft *soft, RdmaSoftQp *sqp,
     m->gap_retry = req->gap_retry;
     m->nwqe = req->nwqe;
     m->resp = sqp->resp;
+    m->resp.rwqe = NULL;
+    m->resp.atomic = g_memdup2(sqp->resp.atomic, sqp->resp.natomic *
+                               sizeof(RdmaSoftAtomicRes));
+    m->resp.res = g_memdup2(sqp->resp.res,
+                            sqp->resp.nres * sizeof(RdmaSoftReadRes));
     /* Requests that wait for a READ are not saved (RdmaSoftBacklogPkt). */
     /* (a READ answer paused by pacing goes on at once after a load) */
     m->resp.due = (sqp->resp.due || timer_pending(sqp->pace_timer)) &&
@@ -323,7 +351,7 @@ static void rdma_soft_mig_save_qp(RdmaSoft *soft, RdmaSoftQp *sqp,
     }
     if (sqp->resp.has_rwqe) {
         soft->mig_rwqe[soft->mig_nrwqe++] = (RdmaSoftRwqeMig) {
-            .qpn = m->qpn, .wr = sqp->resp.rwqe,
+            .qpn = m->qpn, .wr = *sqp->resp.rwqe,
         };
     }
 }
@@ -368,7 +396,10 @@ static int rdma_soft_post_save(void *opaque)
 
 static int rdma_soft_pre_load(void *opaque)
 {
-    rdma_soft_mig_free(container_of((RdmaBackend *)opaque, RdmaSoft, be));
+    RdmaSoft *soft = container_of((RdmaBackend *)opaque, RdmaSoft, be);
+
+    rdma_soft_mig_free(soft);
+    soft->mig_loading = true;
     return 0;
 }
 
@@ -384,6 +415,15 @@ static bool rdma_soft_mig_count_ok(void *opaque, int version_id)
                      soft->mig_n);
         soft->mig_n = 0;
         return false;
+    }
+    /*
+     * Allocated zeroed here when loading (a VALIDATE runs on save too),
+     * not by VMS_ALLOC: each record may own arrays (rdma_soft_mig_free()),
+     * and a load that fails half-way must leave the records it did not
+     * reach without any.
+     */
+    if (soft->mig_loading) {
+        soft->mig = g_new0(RdmaSoftQpMig, MAX(soft->mig_n, 1));
     }
     return true;
 }
@@ -618,6 +658,26 @@ static const char *rdma_soft_mig_check(RdmaSoft *soft, uint32_t *bad_qpn)
            "WR records that belong to no QP" : NULL;
 }
 
+/* The responder's state of @m into @r, whose storage stays the QP's. */
+static void rdma_soft_mig_apply_resp(RdmaSoftResp *r, const RdmaSoftResp *m)
+{
+    RdmaRecvWr *rwqe = r->rwqe;
+    RdmaSoftAtomicRes *atomic = r->atomic;
+    RdmaSoftReadRes *res = r->res;
+
+    *r = *m;
+    r->rwqe = rwqe;
+    r->atomic = atomic;
+    r->res = res;
+    /* rdma_soft_mig_ring_ok(): at most RDMA_SOFT_RD_ATOM of each */
+    if (m->natomic) {
+        memcpy(r->atomic, m->atomic, m->natomic * sizeof(*m->atomic));
+    }
+    if (m->nres) {
+        memcpy(r->res, m->res, m->nres * sizeof(*m->res));
+    }
+}
+
 static void rdma_soft_mig_apply(RdmaSoft *soft, const RdmaSoftQpMig *m,
                                 int32_t *wi, int32_t *ri)
 {
@@ -655,9 +715,9 @@ static void rdma_soft_mig_apply(RdmaSoft *soft, const RdmaSoftQpMig *m,
         timer_mod(req->rnr_timer, qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL) +
                   m->rnr_left_ns);
     }
-    sqp->resp = m->resp;
+    rdma_soft_mig_apply_resp(&sqp->resp, &m->resp);
     if (m->resp.has_rwqe) {
-        sqp->resp.rwqe = soft->mig_rwqe[(*ri)++].wr;
+        *sqp->resp.rwqe = soft->mig_rwqe[(*ri)++].wr;
     }
     rdma_soft_req_update(sqp, false);
     req->due = m->due;
@@ -707,8 +767,9 @@ const VMStateDescription vmstate_rdma_soft = {
     .fields = (const VMStateField[]) {
         VMSTATE_INT32(mig_n, RdmaSoft),
         VMSTATE_VALIDATE("count", rdma_soft_mig_count_ok),
-        VMSTATE_STRUCT_VARRAY_ALLOC(mig, RdmaSoft, mig_n, 1,
-                                    vmstate_rdma_soft_qp, RdmaSoftQpMig),
+        VMSTATE_STRUCT_VARRAY_POINTER_INT32(mig, RdmaSoft, mig_n,
+                                            vmstate_rdma_soft_qp,
+                                            RdmaSoftQpMig),
         VMSTATE_INT32(mig_nwqe, RdmaSoft),
         VMSTATE_VALIDATE("outstanding WRs", rdma_soft_mig_nwqe_ok),
         VMSTATE_STRUCT_VARRAY_ALLOC(mig_wqe, RdmaSoft, mig_nwqe, 1,
