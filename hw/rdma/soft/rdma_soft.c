@@ -52,9 +52,6 @@ static int rdma_soft_create_qp(RdmaBackend *be, RdmaQp *qp)
 
     sqp->soft = container_of(be, RdmaSoft, be);
     sqp->qp = qp;
-    sqp->resp.rwqe = &sqp->store.rwqe;
-    sqp->resp.atomic = sqp->store.atomic;
-    sqp->resp.res = sqp->store.res;
     QTAILQ_INIT(&sqp->req.wqes);
     g_queue_init(&sqp->backlog);
     sqp->req.rnr_timer = timer_new_ns(QEMU_CLOCK_VIRTUAL,
@@ -116,6 +113,7 @@ static void rdma_soft_destroy_qp(RdmaBackend *be, RdmaQp *qp)
     timer_free(sqp->req.retry_timer);
     timer_free(sqp->pace_timer);
     g_free(sqp->spare);
+    g_free(sqp->store);
     g_free(sqp);
     qp->be = NULL;
 }

@@ -197,7 +197,9 @@ typedef struct RdmaSoftResp {
     /*
      * The receive WQE and the two rings are in RdmaSoftRespStore (the
      * QP's @store): the responder's state is then a few words, which its
-     * migration record copies (RdmaSoftQpMig), not 6 KiB per QP.
+     * migration record copies (RdmaSoftQpMig), not 6 KiB per QP.  NULL
+     * until the responder first takes a SEND, an atomic or a READ
+     * (rdma_soft_resp_store()); natomic and nres are 0 until then.
      */
     RdmaRecvWr *rwqe;
     RdmaSoftAtomicRes *atomic;
@@ -301,7 +303,12 @@ typedef struct RdmaSoftQp {
     RdmaSoftWqe *spare;             /* a completed WQE, for the next WR */
     RdmaSoftReq req;
     RdmaSoftResp resp;
-    RdmaSoftRespStore store;        /* what @resp's pointers point at */
+    /*
+     * What @resp's pointers point at, allocated when first needed: 6 KiB
+     * that a QP which only sends never touches, and that made creating a
+     * QP (a load restores a thousand) mostly the allocation's.
+     */
+    RdmaSoftRespStore *store;
     GQueue backlog;                 /* RdmaSoftBacklogPkt */
     /*
      * Pacing of the responder's READ answers on the link: after a burst
@@ -484,6 +491,7 @@ RdmaWcStatus rdma_soft_invalidate(RdmaResources *rm, RdmaQp *qp,
 /* rdma_soft_resp.c: the responder */
 void rdma_soft_resp_recv(RdmaSoftQp *sqp, const RdmaSoftPkt *pkt);
 void rdma_soft_resp_run(RdmaSoftQp *sqp);
+void rdma_soft_resp_store(RdmaSoftQp *sqp);
 void rdma_soft_resp_flush(RdmaSoftQp *sqp, bool complete);
 void rdma_soft_backlog_clear(RdmaSoftQp *sqp);
 bool rdma_soft_resp_busy(RdmaSoftQp *sqp);

@@ -125,6 +125,17 @@ static void rdma_soft_resp_done(RdmaSoftQp *sqp, const RdmaSoftPkt *pkt,
     }
 }
 
+/* The responder's store of @sqp, allocated the first time it is needed. */
+void rdma_soft_resp_store(RdmaSoftQp *sqp)
+{
+    if (!sqp->store) {
+        sqp->store = g_new0(RdmaSoftRespStore, 1);
+        sqp->resp.rwqe = &sqp->store->rwqe;
+        sqp->resp.atomic = sqp->store->atomic;
+        sqp->resp.res = sqp->store->res;
+    }
+}
+
 /*
  * Take the receive WQE a message consumes: 0, or the NAK code when there
  * is none (-1: RNR, the guest may post one).
@@ -138,6 +149,7 @@ static int rdma_soft_take_rwqe(RdmaSoftQp *sqp)
     if (r->has_rwqe) {
         return 0;
     }
+    rdma_soft_resp_store(sqp);
     ret = rm->fe->next_recv(rm->fe_opaque, sqp->qp, r->rwqe);
     if (ret == -EAGAIN) {
         return -1;
@@ -531,6 +543,7 @@ static void rdma_soft_resp_read(RdmaSoftQp *sqp, const RdmaSoftPkt *pkt)
                                 RDMA_ACCESS_REMOTE_READ, &remote)) {
         return;
     }
+    rdma_soft_resp_store(sqp);
     r->res[r->res_next] = (RdmaSoftReadRes) {
         .first_psn = pkt->psn,
         .last_psn = (pkt->psn + npsn - 1) & RDMA_PSN_MASK,
@@ -624,6 +637,7 @@ static void rdma_soft_resp_atomic(RdmaSoftQp *sqp, const RdmaSoftPkt *pkt)
     }
     sqp->resp.epsn = sqp->resp.ack_psn = (pkt->psn + 1) & RDMA_PSN_MASK;
     sqp->resp.msn = (sqp->resp.msn + 1) & RDMA_MSN_MASK;
+    rdma_soft_resp_store(sqp);
     rdma_soft_atomic_keep(&sqp->resp, pkt->psn, orig);
     rdma_soft_resp_pkt(sqp, &ack, RDMA_OPC_ATOMIC_ACKNOWLEDGE,
                        RDMA_AETH_ACK | RDMA_AETH_CREDITS_INVALID, pkt->psn);

@@ -658,12 +658,20 @@ static const char *rdma_soft_mig_check(RdmaSoft *soft, uint32_t *bad_qpn)
            "WR records that belong to no QP" : NULL;
 }
 
-/* The responder's state of @m into @r, whose storage stays the QP's. */
-static void rdma_soft_mig_apply_resp(RdmaSoftResp *r, const RdmaSoftResp *m)
+/* The responder's state of @m into @sqp's, whose store stays the QP's. */
+static void rdma_soft_mig_apply_resp(RdmaSoftQp *sqp, const RdmaSoftResp *m)
 {
-    RdmaRecvWr *rwqe = r->rwqe;
-    RdmaSoftAtomicRes *atomic = r->atomic;
-    RdmaSoftReadRes *res = r->res;
+    RdmaSoftResp *r = &sqp->resp;
+    RdmaRecvWr *rwqe;
+    RdmaSoftAtomicRes *atomic;
+    RdmaSoftReadRes *res;
+
+    if (m->natomic || m->nres || m->has_rwqe) {
+        rdma_soft_resp_store(sqp);
+    }
+    rwqe = r->rwqe;
+    atomic = r->atomic;
+    res = r->res;
 
     *r = *m;
     r->rwqe = rwqe;
@@ -715,7 +723,7 @@ static void rdma_soft_mig_apply(RdmaSoft *soft, const RdmaSoftQpMig *m,
         timer_mod(req->rnr_timer, qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL) +
                   m->rnr_left_ns);
     }
-    rdma_soft_mig_apply_resp(&sqp->resp, &m->resp);
+    rdma_soft_mig_apply_resp(sqp, &m->resp);
     if (m->resp.has_rwqe) {
         *sqp->resp.rwqe = soft->mig_rwqe[(*ri)++].wr;
     }
