@@ -694,43 +694,54 @@ static void mig_wait(QTestState *qts)
 }
 
 /*
- * Migrate device A of @l, whose peer B goes on, to a new QEMU on this
- * machine; it listens on a new port, which the relay sends to from then
- * on, and a link the test cut (Relay.cut) works again.
+ * Migrate @pv, the device with MAC @mac, to a new QEMU on this machine
+ * that listens on a new UDP port (returned) and sends where the old one
+ * did: to the socket @peer_fd (the relay's, or a scripted peer's).
  */
-static void migrate_a(Link *l)
+static int migrate_pv(Pv *pv, const uint8_t *mac, int peer_fd)
 {
-    Relay *r = l->relay;
     g_autofree char *dir = g_dir_make_tmp("pvrdma-wire-XXXXXX", NULL);
     g_autofree char *uri = g_strdup_printf("unix:%s/mig.sock", dir);
     g_autofree char *sock = g_strdup_printf("%s/mig.sock", dir);
-    g_autofree char *nic = link_nic(mac_a);
-    int port = free_udp_port();
+    g_autofree char *nic = link_nic(mac);
     g_autofree char *netdev = NULL;
     g_autofree char *extra = NULL;
-    QTestState *dst;
     struct sockaddr_in sa;
     socklen_t len = sizeof(sa);
+    int port = free_udp_port();
+    QTestState *dst;
 
-    /* The new A sends where the old one did: the relay's socket for A. */
-    g_assert_cmpint(getsockname(r->fd[0], (struct sockaddr *)&sa, &len), ==,
+    g_assert_cmpint(getsockname(peer_fd, (struct sockaddr *)&sa, &len), ==,
                     0);
     netdev = link_netdev(port, ntohs(sa.sin_port));
     extra = g_strdup_printf("%s -incoming defer", netdev);
     dst = pv_qemu_start_nic(nic, extra);
     qtest_qmp_assert_success(dst, "{ 'execute': 'migrate-incoming', "
                              "'arguments': { 'uri': %s } }", uri);
-    qtest_qmp_assert_success(l->a->pv->qts, "{ 'execute': 'migrate', "
+    qtest_qmp_assert_success(pv->qts, "{ 'execute': 'migrate', "
                              "'arguments': { 'uri': %s } }", uri);
-    mig_wait(l->a->pv->qts);
+    mig_wait(pv->qts);
     mig_wait(dst);
-    qtest_quit(l->a->pv->qts);
-    pv_move(l->a->pv, dst);
+    qtest_quit(pv->qts);
+    pv_move(pv, dst);
+    unlink(sock);
+    rmdir(dir);
+    return port;
+}
+
+/*
+ * Migrate device A of @l, whose peer B goes on: the relay sends to the
+ * new A's port from then on, and a link the test cut (Relay.cut) works
+ * again.
+ */
+static void migrate_a(Link *l)
+{
+    Relay *r = l->relay;
+    int port = migrate_pv(l->a->pv, mac_a, r->fd[0]);
+
     qatomic_set(&r->port[0], port);
     l->port_a = port;
     qatomic_set(&r->cut, 0);
-    unlink(sock);
-    rmdir(dir);
 }
 
 /*
@@ -2433,38 +2444,10 @@ static void test_wire_read_answers_paced(void)
     peer_down(&p);
 }
 
-/*
- * Migrate the peer's B to a new QEMU on this machine, which listens on a
- * new port and sends to the peer's socket as the old one did.
- */
+/* Migrate the peer's B to a new QEMU, which sends to the peer's socket. */
 static void peer_migrate(Peer *p)
 {
-    g_autofree char *dir = g_dir_make_tmp("pvrdma-wire-XXXXXX", NULL);
-    g_autofree char *uri = g_strdup_printf("unix:%s/mig.sock", dir);
-    g_autofree char *sock = g_strdup_printf("%s/mig.sock", dir);
-    g_autofree char *nic = link_nic(mac_b);
-    g_autofree char *netdev = NULL;
-    g_autofree char *extra = NULL;
-    struct sockaddr_in sa;
-    socklen_t len = sizeof(sa);
-    int port = free_udp_port();
-    QTestState *dst;
-
-    g_assert_cmpint(getsockname(p->fd, (struct sockaddr *)&sa, &len), ==, 0);
-    netdev = link_netdev(port, ntohs(sa.sin_port));
-    extra = g_strdup_printf("%s -incoming defer", netdev);
-    dst = pv_qemu_start_nic(nic, extra);
-    qtest_qmp_assert_success(dst, "{ 'execute': 'migrate-incoming', "
-                             "'arguments': { 'uri': %s } }", uri);
-    qtest_qmp_assert_success(p->b->pv->qts, "{ 'execute': 'migrate', "
-                             "'arguments': { 'uri': %s } }", uri);
-    mig_wait(p->b->pv->qts);
-    mig_wait(dst);
-    qtest_quit(p->b->pv->qts);
-    pv_move(p->b->pv, dst);
-    p->port_b = port;
-    unlink(sock);
-    rmdir(dir);
+    p->port_b = migrate_pv(p->b->pv, mac_b, p->fd);
 }
 
 /*
