@@ -1175,6 +1175,24 @@ static void test_live_mr_pages_inline(void)
 }
 
 /*
+ * Load the stream at @uri (a file) into a new QEMU that stays up if the
+ * load fails; true if it was taken (*@err: why not).  The destination
+ * answers query-pvrdma either way; the caller quits it.
+ */
+static bool live_load(const char *uri, QTestState **dst, char **err)
+{
+    bool ok;
+
+    *dst = pv_qemu_start(" -incoming defer");
+    qtest_qmp_assert_success(*dst, "{ 'execute': 'migrate-incoming', "
+                             "'arguments': { 'uri': %s, "
+                             "'exit-on-error': false } }", uri);
+    ok = mig_finish(*dst, err);
+    qtest_qmp_assert_success(*dst, "{ 'execute': 'query-pvrdma' }");
+    return ok;
+}
+
+/*
  * A live section that lies or stops: each altered stream must be refused
  * (the staged lists freed: the ASan lane's LeakSanitizer checks), and the
  * destination must then take a valid stream.
@@ -1232,13 +1250,8 @@ static void test_live_mr_pages_corrupt(void)
             break;
         }
         g_assert_true(g_file_set_contents(bad, (char *)m, mlen, NULL));
-        dst = pv_qemu_start(" -incoming defer");
-        qtest_qmp_assert_success(dst, "{ 'execute': 'migrate-incoming', "
-                                 "'arguments': { 'uri': %s, "
-                                 "'exit-on-error': false } }", uri);
-        g_assert_false(mig_finish(dst, &err));
+        g_assert_false(live_load(uri, &dst, &err));
         g_test_message("variant %d: refused: %s", v, err);
-        qtest_qmp_assert_success(dst, "{ 'execute': 'query-pvrdma' }");
         qtest_qmp_assert_success(dst, "{ 'execute': 'system_reset' }");
         qtest_quit(dst);
     }
@@ -1292,15 +1305,10 @@ static void test_live_mr_pages_rom_inside(void)
         g_byte_array_append(m, buf + end, len - end);
         g_assert_true(g_file_set_contents(bad, (char *)m->data, m->len,
                                           NULL));
-        dst = pv_qemu_start(" -incoming defer");
-        qtest_qmp_assert_success(dst, "{ 'execute': 'migrate-incoming', "
-                                 "'arguments': { 'uri': %s, "
-                                 "'exit-on-error': false } }", uri);
-        ok = mig_finish(dst, &err);
+        ok = live_load(uri, &dst, &err);
         g_test_message("%s page inside: %s", v ? "RAM" : "ROM",
                        ok ? "taken" : err);
         g_assert_cmpint(ok, ==, v == 1);
-        qtest_qmp_assert_success(dst, "{ 'execute': 'query-pvrdma' }");
         qtest_quit(dst);
     }
     dp_free(d);
