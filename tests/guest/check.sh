@@ -782,6 +782,7 @@ dp() {
     cli=$(dp_side "$s" client | grep -v '^[- ]*$' | tail -n 3)
     fail "$t" "${why[@]}" "$(echo "$s" | grep -m1 '^client: ')" \
         "server output ends: ${srv:-(nothing)}" "client output ends: ${cli:-(nothing)}" \
+        "$(echo "$s" | grep '^--- device counters: ' | sed 's/^--- //')" \
         "$(echo "$s" | sed -n '/^--- stuck tasks/,$p' | head -12)"
 }
 t_rc_pingpong() { dp rc-pingpong rc_pingpong chk_pingpong; }
