@@ -48,6 +48,8 @@ typedef struct Relay {
     /* drop the next drop_b_left frames from B with BTH opcode drop_b_op */
     int drop_b_op, drop_b_left;
     int hold_b;                     /* B's frames wait in the relay's socket */
+    /* drop drop_a_left frames from A, from its drop_a_at-th one on */
+    uint32_t drop_a_at, drop_a_left;
     /* A's RDMA READ requests (IPv4): PSN and DMA length, in order */
     uint32_t read_psn[64], read_len[64];
     int nreads;                     /* written by the relay thread */
@@ -179,6 +181,12 @@ static gpointer relay_thread(gpointer opaque)
             relay_note_read(r, from, buf, len);
             if (from == 1 && r->drop_every_b &&
                 r->from[1] % r->drop_every_b == 0) {
+                r->dropped++;
+                continue;
+            }
+            if (from == 0 && qatomic_read(&r->drop_a_left) &&
+                r->from[0] >= qatomic_read(&r->drop_a_at)) {
+                qatomic_dec(&r->drop_a_left);
                 r->dropped++;
                 continue;
             }
@@ -1599,6 +1607,117 @@ static void test_wire_tail_probe(void)
 }
 
 /*
+ * A probe that was not needed: B's ACK of a WRITE of 16 packets is late
+ * (it waits in the relay), and A's probe sends two packets again, the
+ * first unacknowledged one and the last one sent, not the whole WRITE;
+ * when the ACK comes the WRITE completes, no retry spent, and B has taken
+ * the two as duplicates.  Regression test: the probe went back N and
+ * sent everything on the link again.  Under TCG most probes are of this
+ * kind (the peer's QEMU did not run for a while), and their copies
+ * overran the peer's socket: ib_write_bw -q 64 between two guests made
+ * 729 probes and B's socket dropped 2143 frames; with no probes it
+ * dropped none.
+ */
+static void test_wire_probe_two_packets(void)
+{
+    PvQp *qa, *qb;
+    Link l = link_up_lossy(1, 0, 0, 0);
+    Relay *r = l.relay;
+    uint64_t la = l.a->mem, rb = l.b->mem;
+    PvrdmaSge s = sge(la, 16 * 1024, l.a->lkey);
+    gint64 deadline = g_get_monotonic_time() + 5 * G_USEC_PER_SEC;
+    uint64_t sent, again, dups0, dups;
+    int ms;
+
+    wire_pair_timeout(&l, &qa, &qb, 12, 18);
+    fill(l.a, la, 16 * 1024, 0x63);
+    for (int i = 0; i < 4; i++) {       /* round trips to measure */
+        wire_rdma(&l, qa, 0x10 + i, PVRDMA_WR_RDMA_WRITE, la, rb, 1024);
+    }
+    sent = relay_quiet_from_a(r);
+    dups0 = roce_stat(l.b, "duplicates");
+    qatomic_set(&r->hold_b, 1);
+    post_send(l.a, qa, wqe_rdma(0xa2, PVRDMA_WR_RDMA_WRITE,
+                                PVRDMA_SEND_SIGNALED, 1, rb + 4 * PAGE,
+                                l.b->lkey), &s, 1);
+    while (qatomic_read(&r->from[0]) < sent + 16 &&
+           g_get_monotonic_time() < deadline) {
+        g_usleep(1000);
+    }
+    for (int i = 0; i < 20; i++) {      /* 20 ms: many round trips */
+        qtest_clock_step(l.a->pv->qts, 1000 * 1000);
+        g_usleep(1000);
+    }
+    again = relay_quiet_from_a(r) - sent - 16;
+    qatomic_set(&r->hold_b, 0);
+    ms = wait_send_ms(&l);
+    expect_rc_success(l.a, l.a->scq, 0xa2, PVRDMA_WC_RDMA_WRITE, 16 * 1024,
+                      qa);
+    check_fill(l.b, rb + 4 * PAGE, 16 * 1024, 0x63, 0);
+    dups = roce_stat(l.b, "duplicates") - dups0;
+    g_test_message("late ACK of 16 packets: %" PRIu64 " sent again within "
+                   "20 ms, B took %" PRIu64 " duplicates; done %d ms after "
+                   "the ACK came, %" PRIu64 " timeouts", again, dups, ms,
+                   roce_stat(l.a, "timeouts"));
+    g_assert_cmpuint(again, ==, 2);
+    g_assert_cmpuint(dups, ==, 2);
+    g_assert_cmpuint(roce_stat(l.a, "timeouts"), ==, 0);
+    link_down(&l);
+}
+
+/*
+ * The tail of a WRITE of 16 packets lost (its last 8): A's probe sends
+ * the first unacknowledged packet and the last one again; B acknowledges
+ * the first (a duplicate) and NAKs the missing ones at the last, and A
+ * goes back to them: 2 + 8 packets again, one duplicate at B, no retry
+ * spent.  (Before the probe sent two packets, it went back N at once: 16
+ * again, 8 duplicates.)  The clocks move 1 ms at a time, with the link
+ * left quiet in between, so that each answer comes before the next step.
+ */
+static void test_wire_probe_finds_lost_tail(void)
+{
+    PvQp *qa, *qb;
+    Link l = link_up_lossy(1, 0, 0, 0);
+    Relay *r = l.relay;
+    uint64_t la = l.a->mem, rb = l.b->mem;
+    PvrdmaSge s = sge(la, 16 * 1024, l.a->lkey);
+    uint64_t sent, again, dups0, dups;
+    int ms;
+
+    wire_pair_timeout(&l, &qa, &qb, 12, 18);
+    fill(l.a, la, 16 * 1024, 0x64);
+    for (int i = 0; i < 4; i++) {       /* round trips to measure */
+        wire_rdma(&l, qa, 0x10 + i, PVRDMA_WR_RDMA_WRITE, la, rb, 1024);
+    }
+    sent = relay_quiet_from_a(r);
+    dups0 = roce_stat(l.b, "duplicates");
+    qatomic_set(&r->drop_a_at, sent + 9);
+    qatomic_set(&r->drop_a_left, 8);
+    post_send(l.a, qa, wqe_rdma(0xa3, PVRDMA_WR_RDMA_WRITE,
+                                PVRDMA_SEND_SIGNALED, 1, rb + 4 * PAGE,
+                                l.b->lkey), &s, 1);
+    relay_quiet_from_a(r);
+    g_assert_cmpint(qatomic_read(&r->drop_a_left), ==, 0);
+    for (ms = 0; !pv_ring_count(l.a->pv, &l.a->scq->ring) && ms < 50; ms++) {
+        qtest_clock_step(l.a->pv->qts, 1000 * 1000);
+        qtest_clock_step(l.b->pv->qts, 1000 * 1000);
+        relay_quiet_from_a(r);
+    }
+    again = qatomic_read(&r->from[0]) - sent - 16;
+    expect_rc_success(l.a, l.a->scq, 0xa3, PVRDMA_WC_RDMA_WRITE, 16 * 1024,
+                      qa);
+    check_fill(l.b, rb + 4 * PAGE, 16 * 1024, 0x64, 0);
+    dups = roce_stat(l.b, "duplicates") - dups0;
+    g_test_message("last 8 of 16 packets lost: %" PRIu64 " sent again, B "
+                   "took %" PRIu64 " duplicates; done after %d ms, %" PRIu64
+                   " timeouts", again, dups, ms, roce_stat(l.a, "timeouts"));
+    g_assert_cmpuint(again, ==, 10);
+    g_assert_cmpuint(dups, ==, 1);
+    g_assert_cmpuint(roce_stat(l.a, "timeouts"), ==, 0);
+    link_down(&l);
+}
+
+/*
  * A READ first in line is not probed: its answer comes at the responder's
  * pace.  With round trips of a millisecond measured, a READ whose
  * response is lost is asked again by its timeout (1.07 s), not after a
@@ -2711,6 +2830,10 @@ int main(int argc, char **argv)
                    test_wire_read_not_probed);
     qtest_add_func("/pvrdma/wire/regression/tail-probe",
                    test_wire_tail_probe);
+    qtest_add_func("/pvrdma/wire/regression/probe-two-packets",
+                   test_wire_probe_two_packets);
+    qtest_add_func("/pvrdma/wire/regression/probe-finds-lost-tail",
+                   test_wire_probe_finds_lost_tail);
     qtest_add_func("/pvrdma/wire/regression/read-again-within-piece",
                    test_wire_read_again_within_piece);
     qtest_add_func("/pvrdma/wire/regression/stream-listener-nodelay",

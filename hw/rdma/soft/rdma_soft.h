@@ -103,8 +103,6 @@ typedef struct RdmaSoftReq {
     bool probe_due;
     bool probed;
     int64_t timeout_at;
-    bool probing;                   /* @probe_psn goes out over the window */
-    uint32_t probe_psn;
     /*
      * The round trip to the peer (RFC 6298's estimator, in ns; 0 before
      * the first sample), measured from a packet that asked for an ACK,
@@ -263,8 +261,8 @@ typedef struct RdmaSoftRespStore {
 
 /*
  * The tail probe goes off at least this long after the last answer
- * (rdma_soft_retry_restart()): a spurious probe costs a packet and an
- * ACK, but a QEMU on a busy host answers late now and then.
+ * (rdma_soft_retry_restart()): a spurious probe costs two packets and
+ * their ACKs, but a QEMU on a busy host answers late now and then.
  */
 #define RDMA_SOFT_PROBE_MIN_NS  (1 * SCALE_MS)
 

@@ -725,12 +725,8 @@ void rdma_soft_req_run(RdmaSoftQp *sqp)
         read = pkt.opcode == RDMA_OPC_READ_REQUEST;
         npkts = read ? MAX(DIV_ROUND_UP(pkt.dma_len,
                                         rdma_soft_pmtu(sqp->qp)), 1) : 1;
-        if (req->probing && pkt.psn == req->probe_psn) {
-            req->probing = false;   /* the probe goes out, and asks */
-            pkt.ackreq = true;
-        } else if (!rdma_soft_req_window_open(sqp, pkt.psn + npkts - 1,
-                                              read) &&
-                   !rdma_soft_req_may_ask(sqp, &pkt)) {
+        if (!rdma_soft_req_window_open(sqp, pkt.psn + npkts - 1, read) &&
+            !rdma_soft_req_may_ask(sqp, &pkt)) {
             /* an ACK or a response opens it, or a turn comes */
             rdma_soft_req_stopped(sqp, pkt.psn + npkts - 1, read);
             break;
@@ -897,7 +893,6 @@ void rdma_soft_retry_restart(RdmaSoftQp *sqp, bool progress)
         req->retry_left = sqp->qp->attr.retry_cnt;
         req->gap_retry = false;
         req->probed = false;
-        req->probing = false;
         rdma_soft_req_account(sqp);
     }
     req->probe_due = false;
@@ -942,28 +937,68 @@ void rdma_soft_rtt_answer(RdmaSoftQp *sqp, uint32_t psn)
 }
 
 /*
- * The tail probe: nothing came back for a few round trips.  Go back N to
- * the first unacknowledged PSN, as a timeout would, but without spending
- * one of retry_cnt's retries (IB 9.7.6.1.3 counts timeouts; a requester
- * may send an unacknowledged packet again at any time, and a duplicate
- * costs the responder an ACK).  The first packet asks for an ACK and
- * goes out even over the window.  Not only the last packet: a responder
- * that has NAKed a sequence error stays silent until that PSN comes
- * (rxe's too), so when the NAK, or the packet sent again for it, was
- * lost, only the first missing PSN gets an answer.
+ * @w's packet at @psn once more, asking for an ACK, over the window; its
+ * payload is read at sending, as any packet's is (rdma_soft_payload_sgl()).
+ */
+static void rdma_soft_req_resend_one(RdmaSoftQp *sqp, RdmaSoftWqe *w,
+                                     uint32_t psn)
+{
+    RDMA_SOFT_UNINIT RdmaSoftPkt pkt;
+    uint32_t next = w->next_psn;
+    bool built;
+
+    w->next_psn = psn;
+    built = rdma_soft_req_build(sqp, w, &pkt);
+    w->next_psn = next;
+    if (built) {
+        pkt.ackreq = true;
+        rdma_soft_xmit(sqp->soft, &pkt);
+    }
+}
+
+/*
+ * The tail probe: nothing came back for a few round trips.  Two packets
+ * go again, each asking for an ACK: the first unacknowledged one and the
+ * last one sent.  Not everything, as a timeout's go back N does: most
+ * probes under TCG find nothing lost (the peer's QEMU did not run for a
+ * while, its answers were on the way), and sending the window again
+ * overran the peer's socket, which then lost frames for real.  The
+ * answers say what a go-back needs:
+ *  - nothing lost, or only ACKs: both are duplicates, and the ACK of the
+ *    last one acknowledges everything;
+ *  - the tail lost: the first is a duplicate, whose ACK says how far the
+ *    responder got; the last is ahead of it, and it NAKs the first
+ *    missing PSN (a sequence error), from which the requester goes back;
+ *  - the first one lost, and the NAK of those after it too (a responder
+ *    that NAKed says nothing until that PSN comes, rxe's too): the first
+ *    is the one it waits for, and the last is NAKed.
+ * The last is not sent when it is an RDMA READ or atomic request (asked
+ * again, a READ is answered again in full).  Spends none of retry_cnt
+ * (IB 9.7.6.1.3 counts timeouts; a requester may send an unacknowledged
+ * packet again at any time, and a duplicate costs the responder an ACK).
  */
 static void rdma_soft_req_probe(RdmaSoftQp *sqp)
 {
     RdmaSoftReq *req = &sqp->req;
-    RdmaSoftWqe *w = QTAILQ_FIRST(&req->wqes);
+    RdmaSoftWqe *w = QTAILQ_FIRST(&req->wqes), *lw;
+    uint32_t last = (req->sent_psn - 1) & RDMA_PSN_MASK;
 
-    if (!w || !rdma_soft_wqe_started(w)) {
+    if (!w || !rdma_soft_wqe_started(w) ||
+        rdma_psn_diff(req->sent_psn, w->ack_psn) <= 0) {
         return;
     }
-    trace_rdma_soft_probe(sqp->qp->qpn, w->ack_psn, req->srtt_ns / 1000);
-    req->probe_psn = w->ack_psn;
-    req->probing = true;
-    rdma_soft_req_go_back(sqp, w->ack_psn);
+    trace_rdma_soft_probe(sqp->qp->qpn, w->ack_psn, last,
+                          req->srtt_ns / 1000);
+    sqp->soft->stats.retransmits++;
+    req->rtt_sent_ns = -1;          /* an answer may be the first copy's */
+    rdma_soft_req_resend_one(sqp, w, w->ack_psn);
+    lw = rdma_soft_wqe_at(sqp, last);
+    if (last != w->ack_psn && lw && rdma_soft_wqe_started(lw) &&
+        lw->wr.opcode != RDMA_WR_RDMA_READ &&
+        !rdma_soft_is_atomic(lw->wr.opcode)) {
+        rdma_soft_req_resend_one(sqp, lw, last);
+        req->asked_psn = last;
+    }
 }
 
 /*
