@@ -18,7 +18,8 @@
 # the losses cost), and from query-pvrdma of the pvrdma requester (guest
 # A) its local ACK timeouts and retransmissions (go back N, tail probes).
 # A run that did not finish within its deadline or failed says so; no
-# figure is made up.
+# figure is made up.  A run perftest could not time (its estimate of the
+# guest's TSC rate failed: tests/bench/lib.sh, pair_bw) runs once more.
 #
 # Usage: loss-bench.sh [options] QEMU GUEST-DIR
 #   --iters N      messages per run (default 1000: 64 MiB)
