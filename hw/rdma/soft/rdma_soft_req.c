@@ -572,25 +572,25 @@ static bool rdma_soft_req_may_ask(RdmaSoftQp *sqp, RdmaSoftPkt *pkt)
 }
 
 /*
- * The packet of @w at w->next_psn; false if @w has none, which
+ * The packet of @w at @psn; false if @w has none, which
  * rdma_soft_wqe_start() (or the check of a migrated WR) should have
  * refused: the WR fails instead of sending something else.
  */
 static bool rdma_soft_req_build(RdmaSoftQp *sqp, RdmaSoftWqe *w,
-                                RdmaSoftPkt *pkt)
+                                uint32_t psn, RdmaSoftPkt *pkt)
 {
     RdmaResources *rm = sqp->soft->be.rm;
     RdmaQp *qp = sqp->qp;
     const RdmaSendWr *wr = &w->wr;
     uint64_t pmtu = rdma_soft_pmtu(qp);
-    uint32_t idx = (w->next_psn - w->first_psn) & RDMA_PSN_MASK;
+    uint32_t idx = (psn - w->first_psn) & RDMA_PSN_MASK;
     uint64_t off = (uint64_t)idx * pmtu;
     bool ud = qp->type != RDMA_QPT_RC;
     bool first = idx == 0, last;
     int opcode;
 
     memset(pkt, 0, sizeof(*pkt));
-    pkt->psn = w->next_psn;
+    pkt->psn = psn;
     pkt->src_qpn = qp->qpn;
     if (wr->opcode == RDMA_WR_RDMA_READ) {
         /*
@@ -718,7 +718,7 @@ void rdma_soft_req_run(RdmaSoftQp *sqp)
                 break;
             }
         }
-        if (!rdma_soft_req_build(sqp, w, &pkt)) {
+        if (!rdma_soft_req_build(sqp, w, w->next_psn, &pkt)) {
             rdma_soft_fail_wqe(sqp, w, RDMA_WC_LOC_QP_OP_ERR);
             break;
         }
@@ -944,13 +944,8 @@ static void rdma_soft_req_resend_one(RdmaSoftQp *sqp, RdmaSoftWqe *w,
                                      uint32_t psn)
 {
     RDMA_SOFT_UNINIT RdmaSoftPkt pkt;
-    uint32_t next = w->next_psn;
-    bool built;
 
-    w->next_psn = psn;
-    built = rdma_soft_req_build(sqp, w, &pkt);
-    w->next_psn = next;
-    if (built) {
+    if (rdma_soft_req_build(sqp, w, psn, &pkt)) {
         pkt.ackreq = true;
         rdma_soft_xmit(sqp->soft, &pkt);
     }
