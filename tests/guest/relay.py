@@ -20,10 +20,20 @@ kernel CM sends one again only after seconds (about 6 s for RoCE), and
 rping's client destroys its ID, which cancels its DREQ, right after
 rdma_disconnect(): a lost DREQ leaves the server waiting forever.
 
-Control, a line on --control (a UNIX datagram socket path): "to-a PORT"
-sends A's frames to PORT from then on (A migrated to a new QEMU),
+A migrates to a new QEMU with a netdev of its own port: as a switch learns
+a station's new port from the frame it announces itself with (QEMU sends
+RARPs as a migrated guest starts), the relay sends A's frames to the
+port of the first frame that comes from a port A never used, from then
+on, and prints when that was.  Control, a line on --control (a UNIX
+datagram socket path): "to-a PORT" names A's port (migrate.py, after
+the migration: the relay prints how long after learning it, and how
+many frames went to the old port meanwhile when it had not learnt),
 "cut 1" / "cut 0" drops everything / nothing more than the probabilities.
-On SIGTERM or SIGINT it prints one line of counters and exits 0:
+A side that sends nothing for SILENCE_S or more while frames go to it
+did not run (a migration's switch-over, or its QEMU held up on the host;
+a peer's retransmission timer counts that time): the relay prints when,
+how long and how many frames went to it meanwhile ("relay: B silent
+...").  On SIGTERM or SIGINT it prints one line of counters and exits 0:
   relay: N frames, N dropped, N duplicated, N reordered, N delayed
 """
 
@@ -143,9 +153,47 @@ def main():
     def send(d, frame):
         socks[d].sendto(frame, ("127.0.0.1", dest[d]))
 
+    # A's ports so far: a frame from another one is A's new QEMU
+    a_ports = {args.to_a}
+    learnt = {}                         # port -> when it was learnt
+
+    def learn_a(port, now):
+        a_ports.add(port)
+        learnt[port] = now
+        dest[1] = port
+        print(f"relay: A is at :{port} now (its first frame from there)",
+              flush=True)
+
+    def told_a(port, now):
+        if port in learnt:
+            print(f"relay: told A is at :{port}, "
+                  f"{(now - learnt.pop(port)) * 1000:.0f} ms after its "
+                  "first frame from there", flush=True)
+        elif port != dest[1]:
+            a_ports.add(port)
+            dest[1] = port
+            print(f"relay: told A is at :{port}, before any frame from "
+                  "there", flush=True)
+
+    last_from = [None, None]            # when A (0) and B (1) last sent
+    sent_to = [0, 0]                    # frames relayed to each since
+
+    def heard(d, now):
+        if (last_from[d] is not None and now - last_from[d] >= SILENCE_S
+                and sent_to[d] >= SILENCE_FRAMES):
+            wall = time.time() - (time.monotonic() - last_from[d])
+            print(f"relay: {'AB'[d]} silent {(now - last_from[d]) * 1000:.0f} "
+                  f"ms from {time.strftime('%H:%M:%S', time.localtime(wall))}"
+                  f".{int(wall * 1000) % 1000:03d} while {sent_to[d]} "
+                  "frames went to it", flush=True)
+        last_from[d] = now
+        sent_to[d] = 0
+
     def relay(d, frame, now):
         nonlocal seq
         count["frames"] += 1
+        heard(d, now)
+        sent_to[1 - d] += 1
         lossy = args.all or lossy_frame(frame)
         if cut or (lossy and rnd.random() < args.drop):
             count["dropped"] += 1
@@ -185,14 +233,16 @@ def main():
             if s is ctl:
                 cmd = ctl.recv(256).decode(errors="replace").split()
                 if len(cmd) == 2 and cmd[0] == "to-a":
-                    dest[1] = int(cmd[1])
+                    told_a(int(cmd[1]), now)
                 elif len(cmd) == 2 and cmd[0] == "cut":
                     cut = cmd[1] == "1"
                 continue
             d = socks.index(s)
             # every datagram waiting, not one per select(): Python's
             # per-call cost made the relay the slowest part of the link
-            for frame in drain(s):
+            for frame, port in drain(s):
+                if d == 0 and port not in a_ports:
+                    learn_a(port, now)
                 relay(d, frame, now)
     print("relay: %(frames)d frames, %(dropped)d dropped, "
           "%(duplicated)d duplicated, %(reordered)d reordered, "
@@ -203,17 +253,20 @@ def main():
 
 
 def drain(s, most=256):
-    """Up to @most datagrams waiting on non-blocking socket @s."""
+    """Up to @most datagrams waiting on non-blocking socket @s, each with
+    the port it came from."""
     for _ in range(most):
         try:
-            frame = s.recv(65536)
+            frame, addr = s.recvfrom(65536)
         except BlockingIOError:
             return
         if frame:                       # an empty datagram ends dgram
-            yield frame
+            yield frame, addr[1]
 
 
 RELAY_BUF = 8 << 20
+SILENCE_S = 0.25
+SILENCE_FRAMES = 8
 
 
 if __name__ == "__main__":

@@ -740,8 +740,23 @@ if [ $relay = 1 ]; then
     kill -TERM "$relay_pid" 2>/dev/null
     wait "$relay_pid" 2>/dev/null
     for p in "${counters[@]}"; do wait "$p" 2>/dev/null; done
-    relay_line=$(grep '^relay:' "$logdir/relay.log" | tail -n 1)
+    relay_line=$(grep -E '^relay: [0-9]+ frames' "$logdir/relay.log" |
+                 tail -n 1)
     note "${relay_line:-relay: no counters (see $logdir/relay.log)}"
+    # how long after A's new QEMU sent its first frame migrate.py named it
+    lags=$(sed -nE 's/^relay: told A is at :[0-9]+, ([0-9]+) ms after.*/\1/p' \
+           "$logdir/relay.log" | sort -n | tr '\n' ' ')
+    [ -z "$lags" ] || note "relay: A's new QEMUs learnt from their first" \
+        "frame, named by migrate.py that many ms later: $lags"
+    # a side silent while frames went to it: migrated, or its QEMU held up
+    for side in A B; do
+        silent=$(sed -nE "s/^relay: $side silent ([0-9]+) ms .*/\1/p" \
+                 "$logdir/relay.log" | sort -n)
+        [ -z "$silent" ] ||
+            note "relay: $side silent for 250 ms or more while frames went" \
+                "to it: $(echo "$silent" | wc -l) times, longest" \
+                "$(echo "$silent" | tail -n 1) ms (relay.log says when)"
+    done
     # (an rxe guest's pvrdma is unloaded: its counters would be zeros)
     [ "$mig_rounds" != 0 ] || [ "$client_dev" != pvrdma ] ||
         note "guest A ($client_dev): $(cat "$logdir/a.roce" 2>/dev/null)"
