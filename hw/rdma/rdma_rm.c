@@ -1595,6 +1595,7 @@ static const char *rdma_rm_restore_mr(RdmaResources *rm, RdmaMr *rec)
     mr = g_memdup2(rec, sizeof(*rec));
     mr->be = NULL;
     mr->pages.mig_ref = 0;
+    mr->pages.span_lo = mr->pages.span_hi = 0;     /* checked: spent */
     mr->serial = ++rm->mr_serial;
     if (rm->backend->ops->create_mr(rm->backend, mr) < 0) {
         g_free(mr);

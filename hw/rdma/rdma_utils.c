@@ -179,26 +179,41 @@ static bool rdma_page_in_ram(PCIDevice *pdev, uint64_t addr, uint64_t *lo,
 }
 
 /*
- * Are all @n entries of @pages page-aligned RAM pages, by one translation:
+ * The lowest and highest of @n entries of @pages, by one pass of
+ * compares: true if all are page aligned and not 0, and the page at the
+ * highest does not wrap.
+ */
+static bool rdma_pages_span(const uint64_t *pages, uint32_t n, uint64_t *lo,
+                            uint64_t *hi)
+{
+    uint64_t l = UINT64_MAX, h = 0, bits = 0;
+
+    for (uint32_t i = 0; i < n; i++) {
+        l = MIN(l, pages[i]);
+        h = MAX(h, pages[i]);
+        bits |= pages[i];
+    }
+    *lo = l;
+    *hi = h;
+    return n && l && !(bits & (RDMA_PAGE_SIZE - 1)) &&
+           h <= UINT64_MAX - RDMA_PAGE_SIZE;
+}
+
+/*
+ * Are all entries of @list page-aligned RAM pages, by one translation:
  * their lowest and highest in one stretch of RAM?  False does not say an
  * entry is wrong, only that the pages must be checked one by one.  A load
  * restores every MR's list, up to the device's whole page budget (4 Mi
  * entries at the default limits): one pass of compares, not a lookup per
- * page, keeps that out of the migration's downtime.
+ * page, keeps that out of the migration's downtime, and a staged list's
+ * pass was done before the switch-over (span_lo, span_hi).
  */
-static bool rdma_pages_in_one_ram(PCIDevice *pdev, const uint64_t *pages,
-                                  uint32_t n)
+static bool rdma_pages_in_one_ram(PCIDevice *pdev, const RdmaPageList *list)
 {
-    uint64_t lo = UINT64_MAX, hi = 0, bits = 0;
+    uint64_t lo = list->span_lo, hi = list->span_hi;
     hwaddr plen = 0;
 
-    for (uint32_t i = 0; i < n; i++) {
-        lo = MIN(lo, pages[i]);
-        hi = MAX(hi, pages[i]);
-        bits |= pages[i];
-    }
-    if (!n || !lo || (bits & (RDMA_PAGE_SIZE - 1)) ||
-        hi > UINT64_MAX - RDMA_PAGE_SIZE) {
+    if (!hi && !rdma_pages_span(list->pages, list->npages, &lo, &hi)) {
         return false;
     }
     plen = hi + RDMA_PAGE_SIZE - lo;
@@ -221,8 +236,7 @@ bool rdma_page_list_ok(PCIDevice *pdev, const RdmaPageList *list,
         *why = "device unplugged";
         return false;
     }
-    if (list->npages &&
-        !rdma_pages_in_one_ram(pdev, list->pages, list->npages)) {
+    if (list->npages && !rdma_pages_in_one_ram(pdev, list)) {
         for (uint32_t i = 0; i < list->npages; i++) {
             if (!rdma_page_in_ram(pdev, list->pages[i], &lo, &hi)) {
                 *why = "page entry invalid";

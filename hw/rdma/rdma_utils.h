@@ -44,6 +44,14 @@ typedef struct RdmaPageList {
      * lists), under this serial of their MR.
      */
     uint64_t mig_ref;
+    /*
+     * A loaded list whose runs were read before the switch-over (a
+     * staged one, rdma_rm_vmstate.c): its lowest page @span_lo and its
+     * highest @span_hi, so that rdma_page_list_ok() translates that span
+     * once instead of reading every entry during the downtime.  0: not
+     * known.  Never in a stream.
+     */
+    uint64_t span_lo, span_hi;
 } RdmaPageList;
 
 /*
