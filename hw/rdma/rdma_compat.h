@@ -11,6 +11,8 @@
  *    here by name (#include RDMA_RAMBLOCK_H);
  *  - qemu/compiler.h has QEMU_UNINITIALIZED;
  *  - SaveVMHandlers.save_live_complete_precopy became save_complete.
+ * And in 10.2: vmstate_save_state() and vmstate_load_state() take an
+ * Error ** (rdma_vmstate_save(), rdma_vmstate_load() report it).
  *
  * Include it after qemu/osdep.h (which brings config-host.h's
  * QEMU_VERSION_MAJOR and QEMU_VERSION_MINOR).
@@ -22,6 +24,9 @@
 #define HW_RDMA_RDMA_COMPAT_H
 
 #include "chardev/char-fe.h"
+#include "qapi/error.h"
+#include "qemu/error-report.h"
+#include "migration/vmstate.h"
 
 #define RDMA_QEMU_AT_LEAST(major, minor) \
     (QEMU_VERSION_MAJOR > (major) || \
@@ -57,5 +62,40 @@ typedef CharBackend CharFrontend;
 #endif
 
 #endif
+
+/* One struct's fields through VMState, in a SaveVMHandlers callback */
+static inline int rdma_vmstate_save(QEMUFile *f,
+                                    const VMStateDescription *vmsd,
+                                    void *opaque)
+{
+#if RDMA_QEMU_AT_LEAST(10, 2)
+    Error *err = NULL;
+    int ret = vmstate_save_state(f, vmsd, opaque, NULL, &err);
+
+    if (err) {
+        error_report_err(err);
+    }
+    return ret;
+#else
+    return vmstate_save_state(f, vmsd, opaque, NULL);
+#endif
+}
+
+static inline int rdma_vmstate_load(QEMUFile *f,
+                                    const VMStateDescription *vmsd,
+                                    void *opaque, int version_id)
+{
+#if RDMA_QEMU_AT_LEAST(10, 2)
+    Error *err = NULL;
+    int ret = vmstate_load_state(f, vmsd, opaque, version_id, &err);
+
+    if (err) {
+        error_report_err(err);
+    }
+    return ret;
+#else
+    return vmstate_load_state(f, vmsd, opaque, version_id);
+#endif
+}
 
 #endif

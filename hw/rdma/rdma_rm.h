@@ -321,6 +321,14 @@ typedef struct RdmaRmMigration {
     bool incoming;                  /* a load, not a save, uses the arrays */
     RdmaDevLimits limits;           /* the source's, must equal ours */
     int32_t n[RDMA_RES_MAX];
+    /*
+     * Objects whose records the live section sent and that have not
+     * changed since: per type how many, then all their handles in type
+     * order.  Loaded, they take their place after the n[] records.
+     */
+    int32_t nstaged[RDMA_RES_MAX];
+    uint32_t nstaged_all;
+    uint32_t *staged;
     RdmaUc *uc;
     RdmaPd *pd;
     RdmaCq *cq;
@@ -345,6 +353,13 @@ typedef struct RdmaRmLive {
     uint64_t *sent;                 /* source: serial sent, per MR handle */
     RdmaMigStaged *staged;          /* destination: per MR handle */
     uint64_t staged_pages;          /* destination: over all staged lists */
+    /*
+     * Every object's record, sent before the switch-over too (the live
+     * section): per type and handle, on the source a copy of the record
+     * as it was sent, on the destination the record as it came.
+     */
+    void **sent_rec[RDMA_RES_MAX];
+    void **staged_rec[RDMA_RES_MAX];
 } RdmaRmLive;
 
 typedef struct RdmaResources {
