@@ -82,6 +82,29 @@ static void mig_wait_status(QTestState *qts, const char *want)
     }
 }
 
+/* The source waits before the switch-over (status pre-switchover). */
+static void mig_pause_before_switchover(QTestState *qts)
+{
+    qtest_qmp_assert_success(qts, "{ 'execute': "
+                             "'migrate-set-capabilities', 'arguments': "
+                             "{ 'capabilities': [ { 'capability': "
+                             "'pause-before-switchover', 'state': true } ] "
+                             "} }");
+}
+
+/* Save @qts's state to the file at @path: the stream, *@len bytes. */
+static uint8_t *mig_save(QTestState *qts, const char *path, size_t *len)
+{
+    g_autofree char *uri = g_strdup_printf("file:%s", path);
+    uint8_t *buf;
+
+    qtest_qmp_assert_success(qts, "{ 'execute': 'migrate', "
+                             "'arguments': { 'uri': %s } }", uri);
+    g_assert_true(mig_finish(qts, NULL));
+    g_assert_true(g_file_get_contents(path, (char **)&buf, len, NULL));
+    return buf;
+}
+
 /* Start the destination and let the source send to it. */
 static QTestState *mig_begin(Dp *d)
 {
@@ -525,11 +548,7 @@ static void test_dirty_pages(void)
     src = d->mem + 0x4000;
     dstbuf = d->mem + 0x8000;
     fill(d, src, 4 * PAGE, 0x61);
-    qtest_qmp_assert_success(d->pv->qts, "{ 'execute': "
-                             "'migrate-set-capabilities', 'arguments': "
-                             "{ 'capabilities': [ { 'capability': "
-                             "'pause-before-switchover', 'state': true } ] "
-                             "} }");
+    mig_pause_before_switchover(d->pv->qts);
     dst = mig_begin(d);
     mig_wait_status(d->pv->qts, "pre-switchover");
 
@@ -741,7 +760,6 @@ static const uint8_t mig_far_gid[16] = { [10] = 0xff, 0xff, 10, 0, 9, 9 };
 static uint8_t *mig_started_wr(Dp *d, PvQp **qp, const char *path,
                                size_t *len, size_t *wr)
 {
-    g_autofree char *uri = g_strdup_printf("file:%s", path);
     QpSpec s = dp_spec(d, PVRDMA_QPT_RC, NULL, NULL);
     RcPath far = { .dgid = mig_far_gid, .timeout = 14, .retry_cnt = 7 };
     PvrdmaSge sg = sge(d->mem, 64, d->lkey);
@@ -754,10 +772,7 @@ static uint8_t *mig_started_wr(Dp *d, PvQp **qp, const char *path,
     post_send(d, *qp, wqe(MIG_WR_MAGIC, PVRDMA_WR_SEND, PVRDMA_SEND_SIGNALED,
                           1), &sg, 1);
     expect_no_cqe(d, d->scq);
-    qtest_qmp_assert_success(d->pv->qts, "{ 'execute': 'migrate', "
-                             "'arguments': { 'uri': %s } }", uri);
-    g_assert_true(mig_finish(d->pv->qts, NULL));
-    g_assert_true(g_file_get_contents(path, (char **)&buf, len, NULL));
+    buf = mig_save(d->pv->qts, path, len);
     sec = mig_find_section(buf, *len);
     stq_be_p(magic, MIG_WR_MAGIC);
     p = memmem(buf + sec.data, sec.end - sec.data, magic, 8);
@@ -895,11 +910,7 @@ static void test_vmdesc_compressed(void)
     for (int i = 0; i < 8; i++) {
         rc_pair(d, &qps[2 * i], &qps[2 * i + 1], ACC_ALL, 1, 7);
     }
-    qtest_qmp_assert_success(d->pv->qts, "{ 'execute': "
-                             "'migrate-set-capabilities', 'arguments': "
-                             "{ 'capabilities': [ { 'capability': "
-                             "'pause-before-switchover', 'state': true } ] "
-                             "} }");
+    mig_pause_before_switchover(d->pv->qts);
     qtest_qmp_assert_success(d->pv->qts, "{ 'execute': 'migrate', "
                              "'arguments': { 'uri': %s } }", uri);
     mig_wait_status(d->pv->qts, "pre-switchover");
@@ -991,10 +1002,7 @@ static void test_audit3_page_runs(void)
     for (int i = 0; i < L1_MRS; i++) {
         user_mr(d, ACC_ALL, 0x100000 + i * PAGE, PAGE, 1, &phys[i]);
     }
-    qtest_qmp_assert_success(d->pv->qts, "{ 'execute': 'migrate', "
-                             "'arguments': { 'uri': %s } }", uri);
-    g_assert_true(mig_finish(d->pv->qts, NULL));
-    g_assert_true(g_file_get_contents(path, (char **)&buf, &len, NULL));
+    buf = mig_save(d->pv->qts, path, &len);
     /* Each MR's page list: npages 1, 1 run word, the page with run 0 */
     for (size_t i = 0; i + 16 <= len; i++) {
         uint64_t page = ldq_be_p(buf + i + 8);
@@ -1163,11 +1171,7 @@ static void test_live_mr_pages_inline(void)
     d = dp_new();
     rc_pair(d, &a, &b, ACC_ALL, 1, 7);
     ra = user_mr(d, ACC_ALL, USER_IOVA, 4 * PAGE, 4, pa);
-    qtest_qmp_assert_success(d->pv->qts, "{ 'execute': "
-                             "'migrate-set-capabilities', 'arguments': "
-                             "{ 'capabilities': [ { 'capability': "
-                             "'pause-before-switchover', 'state': true } ] "
-                             "} }");
+    mig_pause_before_switchover(d->pv->qts);
     dst = mig_begin(d);
     mig_wait_status(d->pv->qts, "pre-switchover");
     rx = user_mr(d, ACC_ALL, USER_IOVA + (1ull << 30), 3 * PAGE, 3, px);
@@ -1227,11 +1231,7 @@ static void test_live_records_changed(void)
     d = dp_new();
     rc_pair(d, &a, &b, ACC_ALL, 1, 7);
     c = dp_cq(d, 16);
-    qtest_qmp_assert_success(d->pv->qts, "{ 'execute': "
-                             "'migrate-set-capabilities', 'arguments': "
-                             "{ 'capabilities': [ { 'capability': "
-                             "'pause-before-switchover', 'state': true } ] "
-                             "} }");
+    mig_pause_before_switchover(d->pv->qts);
     dst = mig_begin(d);
     mig_wait_status(d->pv->qts, "pre-switchover");
     g_assert_cmpuint(modify_state(d, a, PVRDMA_QPS_ERR), ==, ERR_OK);
@@ -1313,10 +1313,7 @@ static void test_live_records_named(void)
     }
     d = dp_new();
     rc_pair(d, &a, &b, ACC_ALL, 1, 7);
-    qtest_qmp_assert_success(d->pv->qts, "{ 'execute': 'migrate', "
-                             "'arguments': { 'uri': %s } }", uri);
-    g_assert_true(mig_finish(d->pv->qts, NULL));
-    g_assert_true(g_file_get_contents(path, (char **)&buf, &len, NULL));
+    buf = mig_save(d->pv->qts, path, &len);
     at = staged_list(buf, mig_find_section(buf, len), &n, &two);
     g_test_message("the device state names %u records sent before", n);
 
