@@ -471,9 +471,12 @@ if [ $relay = 1 ]; then
         die "no free port on 127.0.0.1"
     [ "$relay_a" != "$relay_b" ] && [ "$relay_a" != "$port_b" ] && [ "$relay_b" != "$port_a" ] ||
         die "UDP ports collide; run again"
-    python3 "$here/relay.py" --port-a "$relay_a" --port-b "$relay_b" \
-        --to-a "$port_a" --to-b "$port_b" --seed "$l_seed" --drop "$l_drop" \
-        --dup "$l_dup" --reorder "$l_reorder" --delay "$l_delay" \
+    # The relay is the link, which does not stop: it runs first
+    # (relay.py --priority).
+    python3 "$here/relay.py" --priority --port-a "$relay_a" \
+        --port-b "$relay_b" --to-a "$port_a" --to-b "$port_b" \
+        --seed "$l_seed" --drop "$l_drop" --dup "$l_dup" \
+        --reorder "$l_reorder" --delay "$l_delay" \
         --control "$relay_ctl" >"$logdir/relay.log" 2>&1 &
     relay_pid=$!
     peer_a=$relay_a peer_b=$relay_b
@@ -749,6 +752,11 @@ if [ $relay = 1 ]; then
     [ -z "$lags" ] || note "relay: A's new QEMUs learnt from their first" \
         "frame, named by migrate.py that many ms later: $lags"
     # a side silent while frames went to it: migrated, or its QEMU held up
+    # ... or the relay itself (its silences then are its own)
+    held=$(sed -nE 's/^relay: held up ([0-9]+) ms .*/\1/p' \
+           "$logdir/relay.log" | sort -n)
+    [ -z "$held" ] || note "relay: held up itself for 250 ms or more:" \
+        "$(echo "$held" | wc -l) times, longest $(echo "$held" | tail -n 1) ms"
     for side in A B; do
         silent=$(sed -nE "s/^relay: $side silent ([0-9]+) ms .*/\1/p" \
                  "$logdir/relay.log" | sort -n)
