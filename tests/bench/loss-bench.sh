@@ -17,6 +17,10 @@
 # of this run (the relay is in the path at 0% too, so the ratio is what
 # the losses cost), and from query-pvrdma of the pvrdma requester (guest
 # A) its local ACK timeouts and retransmissions (go back N, tail probes).
+# Column "sock drops": frames the host's UDP sockets dropped during the
+# run (tests/bench/udp-drops.py), lost on top of the relay's on purpose,
+# mostly in a receiving QEMU's full socket buffer; run the bench on a
+# machine with nothing else on UDP.
 # A run that did not finish within its deadline or failed says so; no
 # figure is made up.  A run perftest could not time (its estimate of the
 # guest's TSC rate failed: tests/bench/lib.sh, pair_bw) runs once more.
@@ -61,7 +65,7 @@ counter() {
     sed -n "s/^# guest A (pvrdma): roce: .* $2 \([0-9]*\).*/\1/p" "$1" | head -1
 }
 
-declare -A bw tmo rtx
+declare -A bw tmo rtx sdrop
 IFS=, read -r -a drop_list <<<"$drops"
 IFS=, read -r -a pair_list <<<"$pairs"
 for p in "${pair_list[@]}"; do
@@ -73,22 +77,27 @@ for p in "${pair_list[@]}"; do
         start=$SECONDS
         # (once more when perftest could not time the run: see pair_bw)
         for attempt in 1 2; do
+            python3 "$here/udp-drops.py" >"$dir.udp" &
+            sampler=$!
             QEMU=$qemu GUEST_DIR=$guest bash "$top/tests/guest/two-guests.sh" --no-build \
                 --client-dev "$cdev" --server-dev "$sdev" --gids ipv4 \
                 --timeout "$deadline" --lossy "24:$d:0:0:0" --log-dir "$dir" \
                 --programs "ib_write_bw:65536:$iters" >"$dir.tap" 2>&1
+            kill "$sampler"
+            wait "$sampler"
+            sdrop[$p,$d]=$(sed -n 's/^udp-drops \([0-9]*\) .*/\1/p' "$dir.udp")
             bw[$p,$d]=$(pair_bw "$dir")
             case ${bw[$p,$d]} in "no figure"*) ;; *) break ;; esac
             [ $attempt = 2 ] || echo "[loss-bench]   ${bw[$p,$d]}: once more"
         done
         tmo[$p,$d]=$(counter "$dir.tap" timeouts)
         rtx[$p,$d]=$(counter "$dir.tap" retransmits)
-        echo "[loss-bench]   ${bw[$p,$d]} MB/s, $((SECONDS - start)) s; $(grep -m1 '^# relay:' "$dir.tap" | sed 's/^# //')"
+        echo "[loss-bench]   ${bw[$p,$d]} MB/s, $((SECONDS - start)) s, ${sdrop[$p,$d]:-?} dropped by UDP sockets; $(grep -m1 '^# relay:' "$dir.tap" | sed 's/^# //')"
     done
 done
 
 echo
-printf '%-18s %6s %12s %10s %10s %12s\n' "ib_write_bw 64 KiB" drop "MB/s" "vs 0%" timeouts retransmits
+printf '%-18s %6s %12s %10s %10s %12s %11s\n' "ib_write_bw 64 KiB" drop "MB/s" "vs 0%" timeouts retransmits "sock drops"
 for p in "${pair_list[@]}"; do
     base=${bw[$p,0]:-}
     for d in "${drop_list[@]}"; do
@@ -97,10 +106,11 @@ for p in "${pair_list[@]}"; do
         if [[ $v =~ ^[0-9.]+$ && $base =~ ^[0-9.]+$ ]]; then
             ratio=$(awk -v a="$v" -v b="$base" 'BEGIN { if (b > 0) printf "%.0f%%", 100 * a / b; else print "-" }')
         fi
-        printf '%-18s %5s%% %12s %10s %10s %12s\n' "${p/-/ -> }" \
+        printf '%-18s %5s%% %12s %10s %10s %12s %11s\n' "${p/-/ -> }" \
             "$(awk -v d="$d" 'BEGIN { printf "%g", 100 * d }')" "$v" "$ratio" \
-            "${tmo[$p,$d]:--}" "${rtx[$p,$d]:--}"
+            "${tmo[$p,$d]:--}" "${rtx[$p,$d]:--}" "${sdrop[$p,$d]:--}"
     done
 done
 echo "(timeouts, retransmits: query-pvrdma of guest A's device when it is pvrdma;"
-echo " vs 0%: against the same pair's figure through the relay without loss)"
+echo " vs 0%: against the same pair's figure through the relay without loss;"
+echo " sock drops: frames the host's UDP sockets dropped, besides the relay's)"
