@@ -49,12 +49,13 @@ def main():
     start = read_drops()
     seen = {}
     t_end = None if seconds is None else time.monotonic() + seconds
-    while not stop and (t_end is None or time.monotonic() < t_end):
+    while True:
+        # one last sample after the stop: what came since the previous
         for key, value in read_drops().items():
             seen[key] = max(seen.get(key, 0), value)
+        if stop or (t_end is not None and time.monotonic() >= t_end):
+            break
         time.sleep(0.1)
-    for key, value in read_drops().items():
-        seen[key] = max(seen.get(key, 0), value)
     dropped = [v - start.get(k, 0) for k, v in seen.items()]
     dropped = [v for v in dropped if v > 0]
     print("udp-drops %d %d" % (sum(dropped), len(dropped)))
