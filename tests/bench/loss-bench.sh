@@ -93,6 +93,8 @@ for p in "${pair_list[@]}"; do
         tmo[$p,$d]=$(counter "$dir.tap" timeouts)
         rtx[$p,$d]=$(counter "$dir.tap" retransmits)
         echo "[loss-bench]   ${bw[$p,$d]} MB/s, $((SECONDS - start)) s, ${sdrop[$p,$d]:-?} dropped by UDP sockets; $(grep -m1 '^# relay:' "$dir.tap" | sed 's/^# //')"
+        # which sockets: DROPPED PORT PID COMMAND
+        sed -n 's/^udp-drops-socket \([0-9]*\) \([0-9]*\) \([^ ]*\) \(.*\)$/[loss-bench]     \1 by port \2 (\4, pid \3)/p' "$dir.udp"
     done
 done
 
