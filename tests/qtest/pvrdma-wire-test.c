@@ -48,6 +48,7 @@ typedef struct Relay {
     /* drop the next drop_b_left frames from B with BTH opcode drop_b_op */
     int drop_b_op, drop_b_left;
     int hold_b;                     /* B's frames wait in the relay's socket */
+    int hold_b_after;               /* pass this many from B, then hold_b */
     /* drop drop_a_left frames from A, from its drop_a_at-th one on */
     uint32_t drop_a_at, drop_a_left;
     /* A's RDMA READ requests (IPv4): PSN and DMA length, in order */
@@ -210,6 +211,10 @@ static gpointer relay_thread(gpointer opaque)
                 continue;
             }
             relay_send(r, to, buf, len);
+            if (from == 1 && qatomic_read(&r->hold_b_after) &&
+                qatomic_dec_fetch(&r->hold_b_after) == 0) {
+                qatomic_set(&r->hold_b, 1);
+            }
             if (g_rand_double(r->rand) < r->dup) {
                 relay_send(r, to, buf, len);
                 r->duplicated++;
@@ -1697,6 +1702,100 @@ static void test_wire_probe(const void *data)
 }
 
 /*
+ * After a go-back on a sequence NAK, the packets whose first copies may
+ * still wait in the responder's socket count against the window.  A
+ * WRITE of 128 packets while B's answers wait in the relay: A sends its
+ * window, 64 packets, of which the relay drops the third.  B NAKs it
+ * when the fourth comes, then takes the 60 after that from its socket
+ * and drops them, out of sequence (in a QEMU under load those wait in
+ * the socket while the NAK travels).  When the NAK comes A halves its
+ * window (lost: what the link delivers is less) and sends again from
+ * the third packet only what that leaves beside the 60, at least a
+ * quarter of it: 8 packets.  Then, with the link passing everything,
+ * the WRITE completes on ACKs alone, its data intact, and the window
+ * grows back as ACKs come without a loss.  Regression test:
+ * A sent its whole window again at once, 64 packets behind the 60;
+ * ib_write_bw between two guests through a relay dropping 3% of the
+ * frames lost more in the receiving QEMU's socket (9071) than the relay
+ * dropped (5370), each loss a go-back more.
+ */
+static void test_wire_go_back_counts_stale(void)
+{
+    enum { LEN = 128 * 1024, WINDOW = 64, STALE = WINDOW - 4 };
+    PvQp *qa, *qb;
+    Link l = link_up_lossy(1, 0, 0, 0);
+    Relay *r = l.relay;
+    uint64_t la = l.a->mem, rb = l.b->mem;
+    PvrdmaSge s = sge(la, LEN, l.a->lkey);
+    uint64_t sent, first, again;
+    int ms;
+
+    wire_pair_timeout(&l, &qa, &qb, 12, 18);
+    fill(l.a, la, LEN, 0x64);
+    sent = relay_quiet_from_a(r);
+    qatomic_set(&r->hold_b, 1);
+    qatomic_set(&r->drop_a_at, sent + 3);
+    qatomic_set(&r->drop_a_left, 1);
+    post_send(l.a, qa, wqe_rdma(0xa3, PVRDMA_WR_RDMA_WRITE,
+                                PVRDMA_SEND_SIGNALED, 1, rb, l.b->lkey),
+              &s, 1);
+    first = relay_quiet_from_a(r) - sent;
+    g_assert_cmpuint(first, ==, WINDOW);
+    g_assert_cmpint(qatomic_read(&r->drop_a_left), ==, 0);
+
+    /* B's NAK goes to A; what B says after it waits again */
+    qatomic_set(&r->hold_b_after, 1);
+    qatomic_set(&r->hold_b, 0);
+    again = relay_quiet_from_a(r) - sent - first;
+    g_test_message("after the NAK A sent %" PRIu64 " packets again, behind "
+                   "%d first copies", again, STALE);
+    g_assert_cmpint(qatomic_read(&r->hold_b_after), ==, 0);
+    g_assert_cmpuint(again, >=, 1);
+    g_assert_cmpuint(again + STALE, <=, WINDOW + WINDOW / 4);
+
+    qatomic_set(&r->hold_b, 0);
+    ms = wait_send_ms(&l);
+    expect_rc_success(l.a, l.a->scq, 0xa3, PVRDMA_WC_RDMA_WRITE, LEN, qa);
+    check_fill(l.b, rb, LEN, 0x64, 0);
+    g_test_message("done after %d ms of the clocks, %" PRIu64 " timeouts",
+                   ms, roce_stat(l.a, "timeouts"));
+    g_assert_cmpuint(roce_stat(l.a, "timeouts"), ==, 0);
+
+    /*
+     * The window grows back with clean ACKs: with B's answers waiting,
+     * A sends less than its whole window right after the loss, all of
+     * it after 512 packets acknowledged without one.
+     */
+    for (int i = 0; i < 2; i++) {
+        uint64_t burst;
+
+        sent = relay_quiet_from_a(r);
+        qatomic_set(&r->hold_b, 1);
+        post_send(l.a, qa, wqe_rdma(0xa4 + i, PVRDMA_WR_RDMA_WRITE,
+                                    PVRDMA_SEND_SIGNALED, 1, rb,
+                                    l.b->lkey), &s, 1);
+        burst = relay_quiet_from_a(r) - sent;
+        g_test_message("%s: A sent %" PRIu64 " packets with no ACK coming",
+                       i ? "after 512 clean packets" : "after the loss",
+                       burst);
+        if (i) {
+            g_assert_cmpuint(burst, ==, WINDOW);
+        } else {
+            g_assert_cmpuint(burst, >=, WINDOW / 2);
+            g_assert_cmpuint(burst, <, WINDOW);
+        }
+        qatomic_set(&r->hold_b, 0);
+        wait_send_ms(&l);
+        expect_rc_success(l.a, l.a->scq, 0xa4 + i, PVRDMA_WC_RDMA_WRITE,
+                          LEN, qa);
+        for (int j = 0; !i && j < 3; j++) {
+            wire_rdma(&l, qa, 0xb0 + j, PVRDMA_WR_RDMA_WRITE, la, rb, LEN);
+        }
+    }
+    link_down(&l);
+}
+
+/*
  * A READ first in line is not probed: its answer comes at the responder's
  * pace.  With round trips of a millisecond measured, a READ whose
  * response is lost is asked again by its timeout (1.07 s), not after a
@@ -2813,6 +2912,8 @@ int main(int argc, char **argv)
                         &probe_late_ack, test_wire_probe);
     qtest_add_data_func("/pvrdma/wire/regression/probe-finds-lost-tail",
                         &probe_lost_tail, test_wire_probe);
+    qtest_add_func("/pvrdma/wire/regression/go-back-counts-stale",
+                   test_wire_go_back_counts_stale);
     qtest_add_func("/pvrdma/wire/regression/read-again-within-piece",
                    test_wire_read_again_within_piece);
     qtest_add_func("/pvrdma/wire/regression/stream-listener-nodelay",

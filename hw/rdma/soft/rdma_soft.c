@@ -82,6 +82,8 @@ static int rdma_soft_modify_qp(RdmaBackend *be, RdmaQp *qp, uint32_t mask,
         sqp->req.asked_psn = RDMA_PSN_MASK;
         sqp->resp.epsn = sqp->resp.ack_psn = sqp->resp.msn = 0;
         sqp->req.rnr_attempts = 0;
+        sqp->req.stale = 0;
+        sqp->req.cwnd = 0;
         sqp->resp.natomic = sqp->resp.atomic_next = 0;
         sqp->resp.nres = sqp->resp.res_next = 0;
     }

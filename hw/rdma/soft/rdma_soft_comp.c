@@ -105,6 +105,8 @@ void rdma_soft_comp_timeout(RdmaSoftQp *sqp)
     }
     sqp->req.retry_left--;
     sqp->req.gap_retry = false;
+    sqp->req.stale = 0;             /* a timeout's worth of quiet: read */
+    rdma_soft_req_lost(sqp, w->ack_psn);
     rdma_soft_req_go_back(sqp, w->ack_psn);
     rdma_soft_retry_restart(sqp, false);
 }
@@ -182,7 +184,8 @@ static void rdma_soft_comp_gap(RdmaSoftQp *sqp, RdmaSoftWqe *w)
  */
 static void rdma_soft_comp_ack(RdmaSoftQp *sqp, uint32_t psn)
 {
-    RdmaSoftWqe *w;
+    RdmaSoftWqe *w = QTAILQ_FIRST(&sqp->req.wqes);
+    uint32_t from = w ? w->ack_psn : psn;
     bool progress = false;
 
     while ((w = QTAILQ_FIRST(&sqp->req.wqes)) &&
@@ -206,6 +209,7 @@ static void rdma_soft_comp_ack(RdmaSoftQp *sqp, uint32_t psn)
         rdma_soft_complete_wqe(sqp, w, RDMA_WC_SUCCESS);
     }
     if (progress) {
+        rdma_soft_req_acked(sqp, MAX(rdma_psn_diff(psn + 1, from), 0));
         rdma_soft_rtt_answer(sqp, psn);
         rdma_soft_retry_restart(sqp, true);
         rdma_soft_req_kick(sqp);
@@ -305,7 +309,7 @@ void rdma_soft_comp_recv(RdmaSoftQp *sqp, const RdmaSoftPkt *pkt)
         sqp->soft->stats.seq_naks++;
         rdma_soft_comp_ack(sqp, (pkt->psn - 1) & RDMA_PSN_MASK);
         if (rdma_soft_wqe_at(sqp, pkt->psn)) {
-            rdma_soft_req_go_back(sqp, pkt->psn);
+            rdma_soft_req_nak_back(sqp, pkt->psn);
         }
         return;
     }

@@ -715,6 +715,9 @@ static void rdma_soft_mig_apply(RdmaSoft *soft, const RdmaSoftQpMig *m,
     req->retry_left = m->retry_left;
     req->timed_out = m->timed_out;
     req->gap_retry = m->gap_retry;
+    /* not migrated (RdmaSoftReq): nothing on the way, the whole share */
+    req->stale = 0;
+    req->cwnd = 0;
     if (m->retry_left_ns >= 0) {
         timer_mod(req->retry_timer, qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL) +
                   m->retry_left_ns);
