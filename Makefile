@@ -74,6 +74,9 @@ BUILD_DEPS := build-essential ninja-build pkg-config python3-venv \
 	ccache seabios ipxe-qemu libibverbs-dev librdmacm-dev libibumad-dev
 GUEST_DEPS := linux-source-6.1 rdma-core ibverbs-providers ibverbs-utils \
 	rdmacm-utils perftest busybox-static cpio kmod
+# The series' docs: docutils parses the manual's page (make check's lane
+# patches), sphinx builds QEMU's manual with it (make check-slow).
+DOCS_DEPS := python3-docutils python3-sphinx python3-sphinx-rtd-theme
 
 .PHONY: all deps tree build build-asan check check-qtest check-abi \
 	check-guest check-fuzz run bench bench-mr bench-migration soak fuzz \
@@ -102,7 +105,7 @@ build-asan: tree
 	@bash scripts/build-qemu.sh $(TOP) $(BUILD)/qemu-asan asan
 
 check: build build-asan
-	@bash scripts/apt-setup.sh $(GUEST_DEPS)
+	@bash scripts/apt-setup.sh $(GUEST_DEPS) python3-docutils
 	@bash scripts/check.sh $(TOP) $(BUILD)
 
 check-qtest: build build-asan
@@ -128,7 +131,7 @@ fuzz-mux:
 		$(BUILD)/rdmacm-mux-fuzz
 
 check-slow: build
-	@bash scripts/apt-setup.sh $(GUEST_DEPS) libibumad-dev python3
+	@bash scripts/apt-setup.sh $(GUEST_DEPS) libibumad-dev python3 $(DOCS_DEPS)
 	@bash scripts/check.sh $(TOP) $(BUILD) patches-build v10.2-asan workloads-slow slow mingw
 
 install: build
