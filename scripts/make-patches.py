@@ -286,8 +286,14 @@ EDITS = [
      "    error_setg(errp, \"pvrdma: this build has no RDMA backend\");\n"
      "    return NULL;\n"),
     ("migration", "hw/rdma/rdma_rm.c",
+     "    rdma_rm_mig_live_fini(rm);\n"
      "    rdma_rm_reset(rm);\n    rdma_rm_mig_cleanup(rm);\n",
      "    rdma_rm_reset(rm);\n"),
+    ("migration", "hw/rdma/rdma_rm.c",
+     "    rdma_rm_mig_live_init(rm);\n", ""),
+    ("migration", "hw/rdma/vmw/pvrdma_main.c",
+     "    /* Now, not in a deferred teardown: the slot may be plugged again. */\n"
+     "    rdma_rm_mig_live_unregister(&s->rm);\n", ""),
     ("migration", "hw/rdma/vmw/pvrdma_main.c",
      ("/*\n * Migration (soft backend).",
       "        &vmstate_pvrdma_soft,\n        NULL\n    },\n};\n"),
