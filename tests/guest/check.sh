@@ -403,6 +403,25 @@ chk_rping() {   # TEXT
         echo "errors: $(echo "$srv$cli" | grep -iE -m2 'mismatch|error' | tr '\n' ' ')"
 }
 
+# rping (rdma-core 44, Debian 12's) never joins its event thread: when the
+# main thread has destroyed the event channel after the last event but
+# before that thread called rdma_get_cm_event() again, the call fails
+# with EBADF and rping exits 255 after a run that succeeded (rdma-core
+# fixed it later: pull request 1622, "rping: Fix spurious failure return
+# codes", which names the same race).  Excused only with exactly that
+# ending, the side's own DISCONNECT EVENT line then perror()'s line, as
+# the last lines once the pings (stdout, another buffer) are left out;
+# chk_rping still wants every ping of both sides and the server's
+# DISCONNECT EVENT.
+rping_teardown_race() {   # SECTION SIDE STATUS
+    local end
+    [ "$3" = 255 ] || return 1
+    end=$(dp_side "$1" "$2" | grep -v -e 'ping data: ' -e '^[[:space:]]*$' | tail -n 2)
+    [ "$end" = "$2 DISCONNECT EVENT...
+rdma_get_cm_event: Bad file descriptor" ] || return 1
+    echo "rping's event thread read its destroyed channel after the $2's DISCONNECT EVENT (rdma-core 44's teardown race)"
+}
+
 # ucx_perftest: the client's "Final:" row carries the -n iterations; UCX
 # says "UCX  ERROR" for every failure (a completion with an error too).
 chk_ucx() {   # TEXT
@@ -758,12 +777,27 @@ chk_iser() {   # TEXT
     [ -z "$l" ] || echo "kernel log: $(echo "$l" | head -3 | tr '\n' '|')"
 }
 
+# dp_exit_excuse: the name of a function SECTION SIDE STATUS that a test
+# sets when its program has a known defect that makes one side exit
+# non-zero after a run its check function still judges in full; the
+# function returns 0 and prints why when the ending is exactly that
+# defect's.  Empty (no excuse) for every program but rping.
+dp_exit_excuse=
+dp_excuses=()
+dp_excused() {   # SECTION SIDE STATUS
+    local why
+    [ -n "$dp_exit_excuse" ] || return 1
+    why=$("$dp_exit_excuse" "$@") || return 1
+    dp_excuses+=("$2 exit status $3 excused: $why")
+}
+
 # dp TEST SCENARIO CHECK ARGS...: the verdict on one data-path pair (a
-# pass says dp_detail too, if set)
+# pass says dp_detail too, if set, and any excused exit status)
 dp_detail=
 dp() {
-    local t=$1 sc=$2 chk=$3 s rs rc why=() l srv cli
+    local t=$1 sc=$2 chk=$3 s rs rc why=() l srv cli detail
     shift 3
+    dp_excuses=()
     s=$(section "$sc")
     if [ -z "$s" ]; then
         fail "$t" "no '$sc' section: the guest did not run it (guest stopped early or timed out?)" \
@@ -772,12 +806,17 @@ dp() {
     fi
     rs=$(dp_rc "$s" server)
     rc=$(dp_rc "$s" client)
-    [ "$rs" = 0 ] || why+=("server exit status $rs")
-    [ "$rc" = 0 ] || why+=("client exit status $rc")
+    [ "$rs" = 0 ] || dp_excused "$s" server "$rs" || why+=("server exit status $rs")
+    [ "$rc" = 0 ] || dp_excused "$s" client "$rc" || why+=("client exit status $rc")
     l=$(echo "$s" | grep -m1 '^--- deadline: ')
     [ -z "$l" ] || why+=("${l#--- }")
     while IFS= read -r l; do [ -n "$l" ] && why+=("$l"); done < <("$chk" "$s" "$@")
-    if [ ${#why[@]} = 0 ]; then pass "$t${dp_detail:+ ($dp_detail)}"; return; fi
+    if [ ${#why[@]} = 0 ]; then
+        detail=${dp_detail:+"$dp_detail; "}
+        [ ${#dp_excuses[@]} = 0 ] || detail+=$(printf '%s; ' "${dp_excuses[@]}")
+        pass "$t${detail:+ (${detail%; })}"
+        return
+    fi
     srv=$(dp_side "$s" server | grep -v '^[- ]*$' | tail -n 3)
     cli=$(dp_side "$s" client | grep -v '^[- ]*$' | tail -n 3)
     fail "$t" "${why[@]}" "$(echo "$s" | grep -m1 '^client: ')" \
@@ -798,7 +837,7 @@ t_ib_send_lat() { dp ib-send-lat ib_send_lat chk_perf lat 2 both; }
 t_ib_send_lat_ud() { dp ib-send-lat-ud ib_send_lat_ud chk_perf lat 2 both; }
 t_ib_write_lat() { dp ib-write-lat ib_write_lat chk_perf lat 2 both; }
 t_ib_read_lat() { dp ib-read-lat ib_read_lat chk_perf lat 2 client; }
-t_rping() { dp rping rping chk_rping; }
+t_rping() { dp_exit_excuse=rping_teardown_race dp rping rping chk_rping; }
 t_ucx_put_bw() { dp ucx-put-bw ucx_put_bw chk_ucx; }
 t_ucx_get() { dp ucx-get ucx_get chk_ucx; }
 t_ucx_fadd() { dp ucx-fadd ucx_fadd chk_ucx; }
