@@ -18,12 +18,10 @@ if [ -z "$work" ]; then
 fi
 mkdir -p "$work"
 
-n=0 failed=0
-ok() { n=$((n + 1)); echo "ok $n $1"; }
-not_ok() {
-    n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n $1"
-    printf '%s\n' "$2" | sed 's/^/  # /'
-}
+# tap_result (tests/tap.sh)
+# shellcheck source=../tap.sh
+. "$here/../tap.sh"
+tap_out=$work/check.out
 
 # rping_log FILE CLIENT-STATUS CLIENT-PINGS CLIENT-ENDING...: the console
 # log of one rping pair (-C 10), the server's side whole and exited 0
@@ -49,13 +47,13 @@ rping_log() {
 # expect NAME PASS|FAIL PATTERN LOG: check.sh's verdict on test rping of
 # LOG is PASS or FAIL, and its output matches PATTERN (grep -E)
 expect() {
-    local name=$1 want=$2 pat=$3 log=$4 out
-    out=$(GUEST_DIR=$work "$here/check.sh" --console "$log" --tests rping 2>&1)
-    if grep -q "^$want: rping" <<<"$out" && grep -qE "$pat" <<<"$out"; then
-        ok "$name"
+    local name=$1 want=$2 pat=$3 log=$4
+    GUEST_DIR=$work "$here/check.sh" --console "$log" --tests rping >"$tap_out" 2>&1
+    if grep -q "^$want: rping" "$tap_out" && grep -qE "$pat" "$tap_out"; then
+        tap_result OK "$name"
     else
-        not_ok "$name" "wanted $want and /$pat/; check.sh said:
-$out"
+        echo "(check.sh's output above) wanted $want and /$pat/" >>"$tap_out"
+        tap_result FAIL "$name" "$tap_out"
     fi
 }
 
@@ -95,4 +93,5 @@ rping_log "$work/more.log" 255 10 "client DISCONNECT EVENT..." \
 expect "rping: lines after the race's error line fail" FAIL \
     'client exit status 255' "$work/more.log"
 
-[ "$failed" = 0 ]
+# shellcheck disable=SC2154   # fail: tests/tap.sh
+[ "$fail" = 0 ]

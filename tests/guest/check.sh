@@ -783,8 +783,7 @@ chk_iser() {   # TEXT
 # function returns 0 and prints why when the ending is exactly that
 # defect's.  Empty (no excuse) for every program but rping.
 dp_exit_excuse=
-dp_excuses=()
-dp_excused() {   # SECTION SIDE STATUS
+dp_excused() {   # SECTION SIDE STATUS (appends to dp()'s dp_excuses)
     local why
     [ -n "$dp_exit_excuse" ] || return 1
     why=$("$dp_exit_excuse" "$@") || return 1
@@ -795,9 +794,8 @@ dp_excused() {   # SECTION SIDE STATUS
 # pass says dp_detail too, if set, and any excused exit status)
 dp_detail=
 dp() {
-    local t=$1 sc=$2 chk=$3 s rs rc why=() l srv cli detail
+    local t=$1 sc=$2 chk=$3 s rs rc why=() l srv cli detail dp_excuses=()
     shift 3
-    dp_excuses=()
     s=$(section "$sc")
     if [ -z "$s" ]; then
         fail "$t" "no '$sc' section: the guest did not run it (guest stopped early or timed out?)" \
